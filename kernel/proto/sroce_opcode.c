@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: the BTH opcode table (IBA Table 38 for the opcodes, 9.3 for the
+ * extension headers each opcode carries; FLUSH and ATOMIC WRITE per IBA
+ * Annex A19 with the values Linux rdma_rxe uses; CNP per A17.9.3).
+ *
+ * The table is data: one designated entry per supported opcode, every other
+ * one of the SROCE_NUM_OPCODES slots zero, which sroce_opcode_get() reports
+ * as NULL. Offsets are from the first byte of the BTH, and the extension
+ * headers follow the BTH in enum sroce_ext order.
+ */
+#include "sroce_opcode.h"
+
+/* The extension-header flags sit below SROCE_OPF_PAYLOAD (bit 8). */
+static_assert(SROCE_EXT_NUM <= 8, "too many extension headers");
+/* hdr_len and off[] are u8. */
+static_assert(SROCE_MAX_HDR_BYTES <= 0xff, "header length overflows u8");
+
+static const struct sroce_opcode_info sroce_opcodes[SROCE_NUM_OPCODES] = {
+	[SROCE_OP_RC_SEND_FIRST] = {
+		.name		= "RC_SEND_FIRST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_FIRST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_SEND_MIDDLE] = {
+		.name		= "RC_SEND_MIDDLE",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_MIDDLE |
+				  SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_SEND_LAST] = {
+		.name		= "RC_SEND_LAST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_LAST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_SEND_LAST_WITH_IMM] = {
+		.name		= "RC_SEND_LAST_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_LAST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_SEND_ONLY] = {
+		.name		= "RC_SEND_ONLY",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_SEND_ONLY_WITH_IMM] = {
+		.name		= "RC_SEND_ONLY_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE |
+				  SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_WRITE_FIRST] = {
+		.name		= "RC_RDMA_WRITE_FIRST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_FIRST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_WRITE_MIDDLE] = {
+		.name		= "RC_RDMA_WRITE_MIDDLE",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_MIDDLE |
+				  SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_RDMA_WRITE_LAST] = {
+		.name		= "RC_RDMA_WRITE_LAST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_LAST |
+				  SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_RDMA_WRITE_LAST_WITH_IMM] = {
+		.name		= "RC_RDMA_WRITE_LAST_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_LAST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE |
+				  SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_WRITE_ONLY] = {
+		.name		= "RC_RDMA_WRITE_ONLY",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMM] = {
+		.name		= "RC_RDMA_WRITE_ONLY_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_WRITE | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE |
+				  SROCE_OPF_RETH | SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES +
+				  SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_READ_REQUEST] = {
+		.name		= "RC_RDMA_READ_REQUEST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_READ | SROCE_OPF_ONLY |
+				  SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST] = {
+		.name		= "RC_RDMA_READ_RESPONSE_FIRST",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_READ |
+				  SROCE_OPF_FIRST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_AETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+		.off = {
+			[SROCE_EXT_AETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE] = {
+		.name		= "RC_RDMA_READ_RESPONSE_MIDDLE",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_READ |
+				  SROCE_OPF_MIDDLE | SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_RC_RDMA_READ_RESPONSE_LAST] = {
+		.name		= "RC_RDMA_READ_RESPONSE_LAST",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_READ |
+				  SROCE_OPF_LAST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_AETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+		.off = {
+			[SROCE_EXT_AETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY] = {
+		.name		= "RC_RDMA_READ_RESPONSE_ONLY",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_READ |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_AETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+		.off = {
+			[SROCE_EXT_AETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_ACKNOWLEDGE] = {
+		.name		= "RC_ACKNOWLEDGE",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_ACK |
+				  SROCE_OPF_ONLY | SROCE_OPF_AETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+		.off = {
+			[SROCE_EXT_AETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_ATOMIC_ACKNOWLEDGE] = {
+		.name		= "RC_ATOMIC_ACKNOWLEDGE",
+		.flags		= SROCE_OPF_RESPONSE | SROCE_OPF_ATOMIC |
+				  SROCE_OPF_ONLY | SROCE_OPF_AETH |
+				  SROCE_OPF_ATMACK,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_AETH_BYTES +
+				  SROCE_ATMACK_BYTES,
+		.off = {
+			[SROCE_EXT_AETH] = SROCE_BTH_BYTES,
+			[SROCE_EXT_ATMACK] = SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_COMPARE_SWAP] = {
+		.name		= "RC_COMPARE_SWAP",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_ATOMIC | SROCE_OPF_ONLY |
+				  SROCE_OPF_ATMETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_ATMETH_BYTES,
+		.off = {
+			[SROCE_EXT_ATMETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_FETCH_ADD] = {
+		.name		= "RC_FETCH_ADD",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_ATOMIC | SROCE_OPF_ONLY |
+				  SROCE_OPF_ATMETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_ATMETH_BYTES,
+		.off = {
+			[SROCE_EXT_ATMETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_SEND_LAST_WITH_INV] = {
+		.name		= "RC_SEND_LAST_WITH_INV",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_LAST |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_IETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IETH_BYTES,
+		.off = {
+			[SROCE_EXT_IETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_SEND_ONLY_WITH_INV] = {
+		.name		= "RC_SEND_ONLY_WITH_INV",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_SEND | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RECV_WQE |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE |
+				  SROCE_OPF_IETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IETH_BYTES,
+		.off = {
+			[SROCE_EXT_IETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_FLUSH] = {
+		.name		= "RC_FLUSH",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_FLUSH | SROCE_OPF_ONLY |
+				  SROCE_OPF_FETH | SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_FETH_BYTES +
+				  SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_FETH] = SROCE_BTH_BYTES,
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES + SROCE_FETH_BYTES,
+		},
+	},
+	[SROCE_OP_RC_ATOMIC_WRITE] = {
+		.name		= "RC_ATOMIC_WRITE",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_ACKABLE |
+				  SROCE_OPF_ATOMIC_WRITE | SROCE_OPF_ONLY |
+				  SROCE_OPF_PAYLOAD | SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_RC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.fixed_payload	= 8,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_SEND_FIRST] = {
+		.name		= "UC_SEND_FIRST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_FIRST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_SEND_MIDDLE] = {
+		.name		= "UC_SEND_MIDDLE",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_MIDDLE | SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_SEND_LAST] = {
+		.name		= "UC_SEND_LAST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_LAST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_SEND_LAST_WITH_IMM] = {
+		.name		= "UC_SEND_LAST_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_LAST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_COMPLETES | SROCE_OPF_SOLICITABLE |
+				  SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_SEND_ONLY] = {
+		.name		= "UC_SEND_ONLY",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_SEND_ONLY_WITH_IMM] = {
+		.name		= "UC_SEND_ONLY_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_RDMA_WRITE_FIRST] = {
+		.name		= "UC_RDMA_WRITE_FIRST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_FIRST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_RDMA_WRITE_MIDDLE] = {
+		.name		= "UC_RDMA_WRITE_MIDDLE",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_MIDDLE | SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_RDMA_WRITE_LAST] = {
+		.name		= "UC_RDMA_WRITE_LAST",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_LAST | SROCE_OPF_PAYLOAD,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES,
+	},
+	[SROCE_OP_UC_RDMA_WRITE_LAST_WITH_IMM] = {
+		.name		= "UC_RDMA_WRITE_LAST_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_LAST | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_RDMA_WRITE_ONLY] = {
+		.name		= "UC_RDMA_WRITE_ONLY",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RETH,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UC_RDMA_WRITE_ONLY_WITH_IMM] = {
+		.name		= "UC_RDMA_WRITE_ONLY_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_WRITE |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_RETH |
+				  SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_UC,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_RETH_BYTES +
+				  SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_RETH] = SROCE_BTH_BYTES,
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES + SROCE_RETH_BYTES,
+		},
+	},
+	[SROCE_OP_UD_SEND_ONLY] = {
+		.name		= "UD_SEND_ONLY",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_DETH,
+		.transport	= SROCE_TRANSPORT_UD,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_DETH_BYTES,
+		.off = {
+			[SROCE_EXT_DETH] = SROCE_BTH_BYTES,
+		},
+	},
+	[SROCE_OP_UD_SEND_ONLY_WITH_IMM] = {
+		.name		= "UD_SEND_ONLY_WITH_IMM",
+		.flags		= SROCE_OPF_REQUEST | SROCE_OPF_SEND |
+				  SROCE_OPF_ONLY | SROCE_OPF_PAYLOAD |
+				  SROCE_OPF_RECV_WQE | SROCE_OPF_COMPLETES |
+				  SROCE_OPF_SOLICITABLE | SROCE_OPF_DETH |
+				  SROCE_OPF_IMMDT,
+		.transport	= SROCE_TRANSPORT_UD,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_DETH_BYTES +
+				  SROCE_IMMDT_BYTES,
+		.off = {
+			[SROCE_EXT_DETH] = SROCE_BTH_BYTES,
+			[SROCE_EXT_IMMDT] = SROCE_BTH_BYTES + SROCE_DETH_BYTES,
+		},
+	},
+	[SROCE_OP_CNP] = {
+		.name		= "CNP",
+		.flags		= SROCE_OPF_CNP,
+		.transport	= SROCE_TRANSPORT_CNP,
+		.hdr_len	= SROCE_BTH_BYTES + SROCE_CNP_RSVD_BYTES,
+	},
+};
+
+const struct sroce_opcode_info *sroce_opcode_get(u8 opcode)
+{
+	const struct sroce_opcode_info *info = &sroce_opcodes[opcode];
+
+	return info->name ? info : NULL;
+}
+
+const char *sroce_opcode_name(u8 opcode)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
+
+	return info ? info->name : "INVALID";
+}

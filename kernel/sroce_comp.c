@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: the completer (IBA 9.7.5.2 requester side of responses). It runs
+ * in softirq context for every ACK, NAK, READ response and atomic ACK,
+ * matches them to the shadow WQEs in order, places READ and atomic results,
+ * writes CQEs and advances the send queue's cons. It also owns the local
+ * ACK timeout and RNR timers, which drive go-back-N retransmission.
+ *
+ * All state is under qp->sq_lock, shared with the requester.
+ */
+#include "sroce.h"
+#include "sroce_net.h"
+
+static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *s,
+			   u64 wr_id, int status)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = s ? s->wc_opcode : IB_WC_SEND,
+		.byte_len = s ? s->length : 0,
+		.qp_num = qp->ibqp.qp_num,
+		.kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp,
+	};
+
+	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* Retire the oldest WQE: a CQE if it asks for one, then free its slot. */
+static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *s,
+			      int status)
+{
+	if (s->signaled || status != IB_WC_SUCCESS)
+		sroce_comp_cqe(qp, s, s->w.wr_id, status);
+	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
+		if (!WARN_ON_ONCE(!qp->req.rd_atomic))
+			qp->req.rd_atomic--;
+	}
+	qp->sq.idx++;
+	sroce_ring_store_cons(qp->sq.hdr, qp->sq.idx);
+}
+
+static bool sroce_comp_outstanding(struct sroce_qp *qp)
+{
+	return qp->sq.idx != qp->req.idx || qp->req.fetched;
+}
+
+static void sroce_comp_rto_arm(struct sroce_qp *qp)
+{
+	u64 ns = sroce_local_ack_timeout_ns(qp->timeout);
+
+	if (!ns || READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
+	mod_timer(&qp->comp.rto, jiffies + max_t(unsigned long,
+						 nsecs_to_jiffies(ns), 1));
+}
+
+/* Wake the requester if it stopped for a reason an answer may clear. */
+static void sroce_comp_unblock(struct sroce_qp *qp)
+{
+	if (qp->req.blocked) {
+		qp->req.blocked = false;
+		sroce_qp_kick(qp);
+	}
+}
+
+/*
+ * The requester has sent every packet of the WQE before req.idx. UC and
+ * UD WQEs complete now (no response will come); RC ones wait for the
+ * ACK under the local ACK timeout. Called with sq_lock held.
+ */
+void sroce_comp_sent(struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		while (qp->sq.idx != qp->req.idx)
+			sroce_comp_retire(qp, sroce_swqe_get(qp, qp->sq.idx),
+					  IB_WC_SUCCESS);
+		return;
+	}
+	if (!timer_pending(&qp->comp.rto))
+		sroce_comp_rto_arm(qp);
+}
+
+/*
+ * WQE @idx failed with @status (IBA: the QP enters the error state). The
+ * status is kept in the shadow slot; the flush then completes the WQEs in
+ * order, this one with its status and the rest with WR_FLUSH_ERR.
+ */
+void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status)
+{
+	struct sroce_swqe *s = sroce_swqe_get(qp, idx);
+
+	s->failed = true;
+	s->status = status;
+	sroce_qp_fatal(qp);
+}
+
+/*
+ * Complete every WQE whose last PSN is at or before @psn: an ACK for @psn
+ * acknowledges all earlier requests (IBA 9.7.5.1.1). A READ or atomic WQE
+ * is only completed by its own response: if @psn is past it, its response
+ * was lost, and *lost is set (an implied NAK, IBA 9.7.5.2.6).
+ */
+static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
+{
+	struct sroce_swqe *s;
+	u32 last;
+
+	*lost = false;
+	while (qp->sq.idx != qp->req.idx) {
+		s = sroce_swqe_get(qp, qp->sq.idx);
+		last = sroce_psn_add(s->first_psn, s->npsn - 1);
+		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
+			if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
+			    sroce_psn_diff(psn, last) > 0)
+				*lost = true;
+			break;
+		}
+		if (sroce_psn_diff(last, psn) > 0)
+			break;
+		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+	}
+}
+
+static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
+{
+	if (sroce_psn_diff(next_psn, qp->comp.psn) > 0)
+		qp->comp.psn = next_psn;
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_retry_left = qp->rnr_retry;
+	if (sroce_comp_outstanding(qp))
+		sroce_comp_rto_arm(qp);
+	else
+		del_timer(&qp->comp.rto);
+}
+
+/* The oldest WQE failed remotely: complete it with @status, stop the QP. */
+static void sroce_comp_remote_error(struct sroce_qp *qp, int status)
+{
+	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+		return;		/* nothing outstanding: a stray NAK */
+	sroce_comp_fail_at(qp, qp->sq.idx, status);
+}
+
+static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	struct sroce_stats *st = &qp->sdev->stats;
+	bool lost;
+
+	/* Everything before the NAKed PSN was received (IBA 9.7.5.2.4). */
+	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+
+	switch (sroce_aeth_value(pkt->aeth.syndrome)) {
+	case SROCE_NAK_PSN_SEQ_ERR:
+		atomic64_inc(&st->seq_naks_rcvd);
+		if (!qp->comp.retry_left) {
+			sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_left--;
+		sroce_req_rewind(qp, pkt->psn);
+		qp->req.blocked = true;
+		break;
+	case SROCE_NAK_INVALID_REQ:
+		atomic64_inc(&st->err_naks_rcvd);
+		sroce_comp_remote_error(qp, IB_WC_REM_INV_REQ_ERR);
+		break;
+	case SROCE_NAK_REMOTE_ACCESS_ERR:
+		atomic64_inc(&st->err_naks_rcvd);
+		sroce_comp_remote_error(qp, IB_WC_REM_ACCESS_ERR);
+		break;
+	case SROCE_NAK_REMOTE_OP_ERR:
+		atomic64_inc(&st->err_naks_rcvd);
+		sroce_comp_remote_error(qp, IB_WC_REM_OP_ERR);
+		break;
+	default:
+		atomic64_inc(&st->err_naks_rcvd);
+		sroce_comp_remote_error(qp, IB_WC_REM_INV_RD_REQ_ERR);
+		break;
+	}
+}
+
+/* RNR NAK: wait the responder's timer, then send again (IBA 9.7.5.2.8). */
+static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	u32 us = sroce_rnr_timer_us(sroce_aeth_value(pkt->aeth.syndrome));
+	bool lost;
+
+	atomic64_inc(&qp->sdev->stats.rnr_naks_rcvd);
+	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	if (qp->rnr_retry != 7) {
+		if (!qp->comp.rnr_retry_left) {
+			sroce_comp_remote_error(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.rnr_retry_left--;
+	}
+	sroce_req_rewind(qp, pkt->psn);
+	qp->comp.rnr_wait = true;
+	del_timer(&qp->comp.rto);
+	mod_timer(&qp->comp.rnr_timer,
+		  jiffies + max_t(unsigned long, usecs_to_jiffies(us), 1));
+}
+
+/* Place a READ response into the oldest WQE, which must be that READ. */
+static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_pkt *pkt)
+{
+	u32 flags = pkt->info->flags, mtu = sroce_qp_mtu(qp);
+	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
+	struct sroce_swqe *s;
+	bool lost;
+	int err;
+
+	/* A READ response implicitly acknowledges earlier requests. */
+	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+		return;
+	s = sroce_swqe_get(qp, qp->sq.idx);
+	if (s->kind != SROCE_SWQE_READ ||
+	    pkt->psn != sroce_psn_add(s->first_psn, s->done / mtu))
+		return;		/* stale or out of order: recovered by retry */
+
+	if (pkt->payload_len > s->length - s->done ||
+	    (!(flags & SROCE_OPF_LAST) && pkt->payload_len != mtu) ||
+	    ((flags & SROCE_OPF_LAST) &&
+	     s->done + pkt->payload_len != s->length)) {
+		sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data, s->w.num_sge,
+			     s->done, &pb, pkt->payload_len, SROCE_TO_MR);
+	if (err) {
+		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
+				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	s->done += pkt->payload_len;
+	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
+	if (flags & SROCE_OPF_LAST) {
+		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+		sroce_comp_unblock(qp);
+	}
+}
+
+static void sroce_comp_atomic_ack(struct sroce_qp *qp,
+				  const struct sroce_pkt *pkt)
+{
+	u64 orig = pkt->atmack_orig;
+	struct sroce_pktbuf pb = { .buf = (u8 *)&orig };
+	struct sroce_swqe *s;
+	bool lost;
+	int err;
+
+	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+		return;
+	s = sroce_swqe_get(qp, qp->sq.idx);
+	if (s->kind != SROCE_SWQE_ATOMIC || pkt->psn != s->first_psn)
+		return;
+	/* The original value lands in the local buffer in host order. */
+	err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data, s->w.num_sge,
+			     0, &pb, sizeof(orig), SROCE_TO_MR);
+	if (err) {
+		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
+				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
+	sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+	sroce_comp_unblock(qp);
+}
+
+static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	bool lost;
+
+	sroce_comp_ack_upto(qp, pkt->psn, &lost);
+	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
+	if (lost) {
+		/* The READ/atomic response before this ACK went missing. */
+		sroce_req_rewind(qp, qp->comp.psn);
+		atomic64_inc(&qp->sdev->stats.seq_naks_rcvd);
+	}
+	sroce_comp_unblock(qp);
+}
+
+/* A response packet for an RC QP; softirq context. */
+void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
+		    const struct sroce_pkt *pkt)
+{
+	u32 flags = pkt->info->flags;
+	enum ib_qp_state state;
+
+	spin_lock(&qp->sq_lock);
+	state = READ_ONCE(qp->state);
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
+	    state != IB_QPS_SQE) {
+		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+		goto out;
+	}
+	/* Only PSNs we have sent and not yet seen answered are of interest. */
+	if (sroce_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
+	    sroce_psn_diff(pkt->psn, sroce_psn_add(qp->comp.psn,
+						   SROCE_PSN_MASK)) < 0) {
+		atomic64_inc(&qp->sdev->stats.duplicates);
+		goto out;
+	}
+
+	if (flags & SROCE_OPF_READ) {
+		sroce_comp_read_resp(qp, skb, pkt);
+	} else if (flags & SROCE_OPF_ATOMIC) {
+		sroce_comp_atomic_ack(qp, pkt);
+	} else {
+		switch (sroce_aeth_type(pkt->aeth.syndrome)) {
+		case SROCE_AETH_ACK:
+			sroce_comp_ack(qp, pkt);
+			break;
+		case SROCE_AETH_RNR_NAK:
+			sroce_comp_rnr(qp, pkt);
+			break;
+		case SROCE_AETH_NAK:
+			sroce_comp_nak(qp, pkt);
+			break;
+		default:
+			break;
+		}
+	}
+out:
+	spin_unlock(&qp->sq_lock);
+}
+
+/* Local ACK timeout: resend from the oldest unacknowledged PSN. */
+static void sroce_comp_rto_fire(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, comp.rto);
+
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR || !sroce_comp_outstanding(qp))
+		goto out;
+	atomic64_inc(&qp->sdev->stats.timeouts);
+	if (!qp->comp.retry_left) {
+		sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
+		goto out;
+	}
+	qp->comp.retry_left--;
+	sroce_req_rewind(qp, qp->comp.psn);
+	sroce_comp_rto_arm(qp);
+	qp->req.blocked = true;
+	sroce_comp_unblock(qp);
+out:
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+static void sroce_comp_rnr_fire(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, comp.rnr_timer);
+
+	spin_lock_bh(&qp->sq_lock);
+	qp->comp.rnr_wait = false;
+	if (READ_ONCE(qp->state) != IB_QPS_ERR) {
+		sroce_comp_rto_arm(qp);
+		qp->req.blocked = true;
+		sroce_comp_unblock(qp);
+	}
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+void sroce_comp_init(struct sroce_qp *qp)
+{
+	timer_setup(&qp->comp.rto, sroce_comp_rto_fire, 0);
+	timer_setup(&qp->comp.rnr_timer, sroce_comp_rnr_fire, 0);
+}
+
+void sroce_comp_timers_stop(struct sroce_qp *qp)
+{
+	del_timer_sync(&qp->comp.rto);
+	del_timer_sync(&qp->comp.rnr_timer);
+}
+
+/*
+ * The QP is in the error state: complete every WQE from the oldest to the
+ * ring's prod, in order (IBA 10.3.1.2.6). WQEs the requester has copied
+ * are completed from their shadow slots (a failed one with its own
+ * status), the rest from the ring. Process context.
+ */
+void sroce_req_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq;
+	const struct sroce_send_wqe *w;
+	struct sroce_swqe *s;
+	u32 prod;
+
+	spin_lock_bh(&qp->sq_lock);
+	prod = sroce_ring_load_prod(q->hdr);
+	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+		prod = qp->req.fetch_end;
+	while (q->idx != prod) {
+		if (q->idx != qp->req.fetch_end) {
+			s = sroce_swqe_get(qp, q->idx);
+			sroce_comp_cqe(qp, s, s->w.wr_id, s->failed ?
+				       s->status : IB_WC_WR_FLUSH_ERR);
+		} else {
+			w = sroce_queue_entry(q, q->idx);
+			sroce_comp_cqe(qp, NULL, READ_ONCE(w->wr_id),
+				       IB_WC_WR_FLUSH_ERR);
+			qp->req.fetch_end++;
+		}
+		q->idx++;
+	}
+	sroce_ring_store_cons(q->hdr, q->idx);
+	qp->req.idx = q->idx;
+	qp->req.fetch_end = q->idx;
+	qp->req.fetched = false;
+	qp->req.rd_atomic = 0;
+	qp->comp.rnr_wait = false;
+	spin_unlock_bh(&qp->sq_lock);
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: software RoCEv2 device.
+ *
+ * Module life cycle, `rdma link add NAME type sroce netdev DEV`, the netdev
+ * notifier that drives port state, and registration of the ib_device.
+ */
+#include <linux/if_arp.h>
+#include <linux/etherdevice.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "sroce.h"
+#include "sroce_net.h"
+
+MODULE_AUTHOR("sroce developers");
+MODULE_DESCRIPTION("Software RoCEv2 device");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK(SROCE_LINK_TYPE);
+
+/*
+ * Every sroce device, so that netdev events and module unload can find
+ * them. An entry is added before ib_register_device() (so two concurrent
+ * `rdma link add` on one netdev cannot both succeed) and removed in
+ * sroce_dealloc_driver(), once the core has finished with the device.
+ */
+static LIST_HEAD(sroce_dev_list);
+static DEFINE_MUTEX(sroce_dev_lock);
+
+static struct sroce_dev *sroce_find_locked(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	lockdep_assert_held(&sroce_dev_lock);
+	list_for_each_entry(sdev, &sroce_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* The largest IBA MTU whose RoCEv2 packets fit in a netdev MTU of @mtu. */
+enum ib_mtu sroce_mtu_from_netdev(unsigned int mtu)
+{
+	/* IPv6 + UDP + BTH + the largest extension headers + ICRC */
+	unsigned int room = mtu > SROCE_MAX_HDR_LEN ? mtu - SROCE_MAX_HDR_LEN : 0;
+
+	if (room >= 4096)
+		return IB_MTU_4096;
+	if (room >= 2048)
+		return IB_MTU_2048;
+	if (room >= 1024)
+		return IB_MTU_1024;
+	if (room >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+static void sroce_dispatch_port_event(struct sroce_dev *sdev,
+				      enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/*
+ * Recompute port state and MTU from the netdev; raise PORT_ACTIVE/PORT_ERR
+ * on a state change. Called from netdev notifier context (RTNL held) and at
+ * registration.
+ */
+void sroce_port_update(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	enum ib_port_state state, old;
+	unsigned long flags;
+	bool registered;
+
+	state = netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	old = sdev->port_state;
+	sdev->port_state = state;
+	sdev->netdev_mtu = READ_ONCE(ndev->mtu);
+	sdev->active_mtu = sroce_mtu_from_netdev(sdev->netdev_mtu);
+	registered = sdev->registered;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+
+	/* No events before the core has set the device up (enable_driver). */
+	if (old == state || !registered)
+		return;
+	sroce_dbg(sdev, "port %s\n", state == IB_PORT_ACTIVE ? "active" : "down");
+	sroce_dispatch_port_event(sdev, state == IB_PORT_ACTIVE ?
+				  IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+}
+
+static ssize_t sroce_abi_show(struct device *device,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SROCE_UVERBS_ABI_VERSION);
+}
+
+/*
+ * The provider matches sroce devices by this attribute, whatever the link
+ * is named (the driver id is RDMA_DRIVER_UNKNOWN: we have no id of our own
+ * in the kernel's enum, and a name prefix is the user's choice).
+ */
+static struct device_attribute dev_attr_sroce_abi =
+	__ATTR(sroce_abi, 0444, sroce_abi_show, NULL);
+
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev =
+		rdma_device_to_drv_device(device, struct sroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *sroce_dev_attrs[] = {
+	&dev_attr_sroce_abi.attr,
+	&dev_attr_parent.attr,
+	NULL,
+};
+
+static const struct attribute_group sroce_attr_group = {
+	.attrs = sroce_dev_attrs,
+};
+
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&sroce_dev_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&sroce_dev_lock);
+
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->key_xa));
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->key_xa);
+	xa_destroy(&sdev->srq_xa);
+	xa_destroy(&sdev->ah_xa);
+	sroce_net_dev_cleanup(sdev);
+	dev_put(sdev->ndev);
+}
+
+/* Called by ib_register_device() once the device is fully set up. */
+static int sroce_enable_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	sdev->registered = true;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	return 0;
+}
+
+/*
+ * With disassociate_ucontext set, uverbs does not pin the module while user
+ * contexts are open: link delete and rmmod destroy the user's objects and
+ * zap its ring mappings; everything is freed through the normal destroy
+ * verbs and sroce_mmap_free().
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
+	.alloc_mr = sroce_alloc_mr,
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_ah = sroce_create_ah,
+	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
+	.create_user_ah = sroce_create_ah,
+	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
+	.destroy_ah = sroce_destroy_ah,
+	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
+	.device_group = &sroce_attr_group,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.enable_driver = sroce_enable_driver,
+	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.get_dma_mr = sroce_get_dma_mr,
+	.get_hw_stats = sroce_get_hw_stats,
+	.get_link_layer = sroce_get_link_layer,
+	.get_netdev = sroce_get_netdev,
+	.get_port_immutable = sroce_get_port_immutable,
+	.map_mr_sg = sroce_map_mr_sg,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+	.modify_qp = sroce_modify_qp,
+	.poll_cq = sroce_poll_cq,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
+	.query_ah = sroce_query_ah,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+	.query_qp = sroce_query_qp,
+	.reg_user_mr = sroce_reg_user_mr,
+	.req_notify_cq = sroce_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};
+
+static void sroce_init_attr(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *a = &sdev->attr;
+
+	a->fw_ver = 1;
+	a->vendor_id = SROCE_VENDOR_ID;
+	a->max_mr_size = U64_MAX;
+	a->page_size_cap = 0xfffff000;
+	a->max_qp = SROCE_MAX_QP;
+	a->max_qp_wr = SROCE_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR |
+			      IB_DEVICE_BAD_QKEY_CNTR |
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SROCE_MAX_SGE;
+	a->max_recv_sge = SROCE_MAX_SGE;
+	a->max_sge_rd = SROCE_MAX_SGE_RD;
+	a->max_cq = SROCE_MAX_CQ;
+	a->max_cqe = SROCE_MAX_CQE;
+	a->max_mr = SROCE_MAX_MR;
+	a->max_pd = SROCE_MAX_PD;
+	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	a->max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
+	a->atomic_cap = IB_ATOMIC_HCA;
+	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+				       SROCE_MAX_MCAST_QP_ATTACH;
+	a->max_ah = SROCE_MAX_AH;
+	a->max_fast_reg_page_list_len = SROCE_MAX_FRPL_LEN;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = SROCE_LOCAL_ACK_DELAY;
+	addrconf_addr_eui48((unsigned char *)&a->sys_image_guid,
+			    sdev->ndev->dev_addr);
+}
+
+static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	struct ib_device *ibdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER || !is_valid_ether_addr(ndev->dev_addr))
+		return -EINVAL;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	ibdev = &sdev->ibdev;
+
+	dev_hold(ndev);
+	sdev->ndev = ndev;
+	spin_lock_init(&sdev->port_lock);
+	sdev->port_state = IB_PORT_DOWN;
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->key_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	sroce_init_attr(sdev);
+
+	strscpy(ibdev->node_desc, SROCE_DRV_NAME, sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	/*
+	 * Unlike rxe, give the ib_device the netdev's parent, so that
+	 * /sys/class/infiniband/NAME/device/net/ lists the netdev (rdma_cm
+	 * tooling looks there). Purely virtual netdevs have no parent.
+	 */
+	ibdev->dev.parent = ndev->dev.parent;
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
+
+	mutex_lock(&sroce_dev_lock);
+	if (sroce_find_locked(ndev)) {
+		mutex_unlock(&sroce_dev_lock);
+		err = -EEXIST;
+		goto err_free;
+	}
+	list_add_tail(&sdev->list, &sroce_dev_list);
+	mutex_unlock(&sroce_dev_lock);
+
+	err = sroce_net_dev_init(sdev);
+	if (err)
+		goto err_unlist;
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (err)
+		goto err_net;
+
+	rtnl_lock();
+	sroce_port_update(sdev);
+	rtnl_unlock();
+
+	/* From here on the core owns sdev and frees it via dealloc_driver. */
+	err = ib_register_device(ibdev, ibdev_name, NULL);
+	if (err) {
+		ibdev_warn(ibdev, "registration failed: %d\n", err);
+		ib_dealloc_device(ibdev);
+		return err;
+	}
+	return 0;
+
+err_net:
+	sroce_net_dev_cleanup(sdev);
+err_unlist:
+	mutex_lock(&sroce_dev_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&sroce_dev_lock);
+err_free:
+	/* Not yet registered: undo by hand, without dealloc_driver. */
+	sdev->ibdev.ops.dealloc_driver = NULL;
+	dev_put(ndev);
+	ib_dealloc_device(ibdev);
+	return err;
+}
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type = SROCE_LINK_TYPE,
+	.newlink = sroce_newlink,
+};
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	mutex_lock(&sroce_dev_lock);
+	sdev = sroce_find_locked(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* The core frees the device; dealloc_driver drops the netdev. */
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_port_update(sdev);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&sroce_dev_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sroce_netdev_nb = {
+	.notifier_call = sroce_netdev_event,
+};
+
+/* Unregister every device; safe against concurrent queued unregistration. */
+static void sroce_unregister_all(void)
+{
+	struct sroce_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&sroce_dev_lock);
+		sdev = list_first_entry_or_null(&sroce_dev_list,
+						struct sroce_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&sroce_dev_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init sroce_module_init(void)
+{
+	int err;
+
+	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
+	err = sroce_net_init();
+	if (err)
+		goto err_wq;
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		goto err_net;
+	rdma_link_register(&sroce_link_ops);
+	pr_info("sroce: loaded (ABI %u)\n", SROCE_UVERBS_ABI_VERSION);
+	return 0;
+
+err_net:
+	sroce_net_exit();
+err_wq:
+	destroy_workqueue(sroce_wq);
+	return err;
+}
+
+static void __exit sroce_module_exit(void)
+{
+	rdma_link_unregister(&sroce_link_ops);
+	unregister_netdevice_notifier(&sroce_netdev_nb);
+	sroce_unregister_all();
+	sroce_net_exit();
+	destroy_workqueue(sroce_wq);
+	pr_info("sroce: unloaded\n");
+}
+
+module_init(sroce_module_init);
+module_exit(sroce_module_exit);

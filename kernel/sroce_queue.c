@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: rings shared with user space (or private to a kernel consumer).
+ *
+ * A ring is one vmalloc_user() buffer: struct sroce_ring_hdr followed by
+ * the entries (include/uapi/rdma/sroce-abi.h). User rings are exposed with
+ * an rdma_user_mmap_entry; the entry owns the memory, so a ring outlives
+ * the queue that created it for as long as user space keeps it mapped.
+ */
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+
+#include "sroce.h"
+
+static struct sroce_mmap_entry *to_smentry(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct sroce_mmap_entry, rdma);
+}
+
+/*
+ * Allocate a ring of @num_entries (a power of two) entries of @stride bytes.
+ * With @udata the ring is made mappable by the caller's user context.
+ */
+int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
+		     struct ib_udata *udata, u32 num_entries, u32 stride)
+{
+	struct sroce_ucontext *uctx;
+	struct sroce_mmap_entry *me;
+	size_t size;
+	int err;
+
+	if (!num_entries || (num_entries & (num_entries - 1)) ||
+	    num_entries > SROCE_RING_MAX_ENTRIES)
+		return -EINVAL;
+	size = sroce_ring_bytes(num_entries, stride, PAGE_SIZE);
+	if (!size)
+		return -EINVAL;
+
+	q->hdr = vmalloc_user(size);
+	if (!q->hdr)
+		return -ENOMEM;
+	q->num_entries = num_entries;
+	q->stride = stride;
+	q->size = size;
+	q->idx = 0;
+	q->mentry = NULL;
+	if (!udata)
+		return 0;
+
+	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	if (!me) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	me->vaddr = q->hdr;
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &me->rdma, size);
+	if (err) {
+		kfree(me);
+		goto err_free;
+	}
+	q->mentry = me;
+	return 0;
+
+err_free:
+	vfree(q->hdr);
+	q->hdr = NULL;
+	return err;
+}
+
+/*
+ * Drop the kernel's hold on a ring. A user ring's memory is freed by
+ * sroce_mmap_free() when its last mapping goes away.
+ */
+void sroce_queue_cleanup(struct sroce_queue *q)
+{
+	if (!q->hdr)
+		return;
+	if (q->mentry)
+		rdma_user_mmap_entry_remove(&q->mentry->rdma);
+	else
+		vfree(q->hdr);
+	q->hdr = NULL;
+	q->mentry = NULL;
+}
+
+void sroce_queue_info(const struct sroce_queue *q, struct sroce_ring_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (!q->hdr)
+		return;
+	info->offset = q->mentry ? rdma_user_mmap_get_offset(&q->mentry->rdma) : 0;
+	info->size = q->size;
+	info->num_entries = q->num_entries;
+	info->stride = q->stride;
+}
+
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rentry;
+	struct sroce_mmap_entry *me;
+	int err;
+
+	rentry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!rentry)
+		return -EINVAL;
+	me = to_smentry(rentry);
+	if (vma->vm_end - vma->vm_start != rentry->npages * PAGE_SIZE) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = remap_vmalloc_range(vma, me->vaddr, 0);
+out:
+	rdma_user_mmap_entry_put(rentry);
+	return err;
+}
+
+void sroce_mmap_free(struct rdma_user_mmap_entry *rentry)
+{
+	struct sroce_mmap_entry *me = to_smentry(rentry);
+
+	vfree(me->vaddr);
+	kfree(me);
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: the requester (send engine), IBA 9.7 and C9-x requester rules.
+ *
+ * It runs in the context of the user's doorbell system call (the queue was
+ * idle) and otherwise from the QP's work item. Each WQE is copied from the
+ * send queue ring into its shadow slot, and only the copy is validated and
+ * used, also for retransmissions (go-back-N restarts from a PSN inside the
+ * shadow slots, never from user memory).
+ *
+ * Locking: requester and completer state is under qp->sq_lock. Packets are
+ * built under the lock into a local list and transmitted after it is
+ * released, so that loopback delivery (which runs the peer's responder and
+ * then our own completer) never finds the lock held.
+ */
+#include "sroce.h"
+#include "sroce_net.h"
+
+/* Unacknowledged PSNs in flight per QP; ask for an ACK this often. */
+#define SROCE_MAX_INFLIGHT_PSNS	128
+#define SROCE_ACK_EVERY		32
+/* Packets built per lock hold. */
+#define SROCE_REQ_BATCH		16
+/* Packets sent per run before yielding to the work item. */
+#define SROCE_REQ_BUDGET	256
+
+static struct sroce_swqe *sroce_swqe_at(struct sroce_qp *qp, u32 idx)
+{
+	return (struct sroce_swqe *)(qp->shadow.slots +
+		(size_t)sroce_ring_slot(idx, qp->sq.num_entries) *
+		qp->shadow.slot_size);
+}
+
+struct sroce_swqe *sroce_swqe_get(struct sroce_qp *qp, u32 idx)
+{
+	return sroce_swqe_at(qp, idx);
+}
+
+u32 sroce_qp_mtu(struct sroce_qp *qp)
+{
+	enum ib_mtu mtu = READ_ONCE(qp->sdev->active_mtu);
+
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+		mtu = min(mtu, qp->path_mtu);
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/* Which opcodes each QP type may post (IBA 10.7.3 / 11.4.1.1). */
+static bool sroce_req_opcode_ok(struct sroce_qp *qp, u32 op)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+		       op == IB_WR_SEND_WITH_INV || op == IB_WR_RDMA_WRITE ||
+		       op == IB_WR_RDMA_WRITE_WITH_IMM ||
+		       op == IB_WR_RDMA_READ ||
+		       op == IB_WR_ATOMIC_CMP_AND_SWP ||
+		       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+	case IB_QPT_UC:
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+		       op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM;
+	default:
+		return false;
+	}
+}
+
+static u8 sroce_req_kind(u32 op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return SROCE_SWQE_WRITE;
+	case IB_WR_RDMA_READ:
+		return SROCE_SWQE_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return SROCE_SWQE_ATOMIC;
+	default:
+		return SROCE_SWQE_SEND;
+	}
+}
+
+/*
+ * Copy the WQE at @idx out of the ring into its shadow slot and validate
+ * the copy. Returns 0, or the completion status to fail it with.
+ */
+static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
+{
+	struct sroce_swqe *s = sroce_swqe_at(qp, idx);
+	struct sroce_send_wqe *w = &s->w;
+	u64 total = 0;
+	u32 i;
+
+	/* The slot holds a whole ring entry: header and data[]. */
+	memcpy((u8 *)s + offsetof(struct sroce_swqe, w),
+	       sroce_queue_entry(&qp->sq, idx), qp->sq.stride);
+
+	if (!sroce_req_opcode_ok(qp, w->opcode) ||
+	    (w->flags & ~SROCE_WQE_FLAGS_ALL))
+		return IB_WC_LOC_QP_OP_ERR;
+	s->kind = sroce_req_kind(w->opcode);
+	s->wc_opcode = sroce_wr_to_wc_opcode(w->opcode);
+	s->signaled = qp->sig_all || (w->flags & SROCE_WQE_SIGNALED);
+	s->ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+
+	if (w->flags & SROCE_WQE_INLINE) {
+		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC ||
+		    w->inline_len > qp->max_inline)
+			return IB_WC_LOC_QP_OP_ERR;
+		total = w->inline_len;
+	} else {
+		if (w->num_sge > qp->max_send_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		for (i = 0; i < w->num_sge; i++)
+			total += ((struct sroce_sge *)w->data)[i].length;
+	}
+	if (total > SROCE_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	if (s->kind == SROCE_SWQE_ATOMIC) {
+		if (total < sizeof(u64))
+			return IB_WC_LOC_LEN_ERR;
+		total = sizeof(u64);
+	}
+	if (s->ud) {
+		if (total > sroce_qp_mtu(qp) ||
+		    w->wr.ud.remote_qpn > SROCE_QPN_MASK)
+			return IB_WC_LOC_LEN_ERR;
+	}
+	s->length = total;
+	return 0;
+}
+
+/* Set up a (possibly re-sent) WQE to be transmitted from req.psn. */
+static void sroce_req_start(struct sroce_qp *qp, struct sroce_swqe *s)
+{
+	u32 mtu = sroce_qp_mtu(qp);
+
+	s->first_psn = qp->req.psn;
+	s->sent = 0;
+	s->done = 0;
+	if (s->kind == SROCE_SWQE_ATOMIC)
+		s->npsn = 1;
+	else
+		s->npsn = s->length ? DIV_ROUND_UP(s->length, mtu) : 1;
+	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
+		qp->req.rd_atomic++;
+}
+
+static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
+			   bool first, bool last)
+{
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+	u8 base = uc ? SROCE_TRANSPORT_UC : SROCE_TRANSPORT_RC;
+	u32 op = s->w.opcode;
+
+	if (s->ud)
+		return op == IB_WR_SEND_WITH_IMM ?
+		       SROCE_OP_UD_SEND_ONLY_WITH_IMM : SROCE_OP_UD_SEND_ONLY;
+	switch (s->kind) {
+	case SROCE_SWQE_READ:
+		return SROCE_OP_RC_RDMA_READ_REQUEST;
+	case SROCE_SWQE_ATOMIC:
+		return op == IB_WR_ATOMIC_CMP_AND_SWP ?
+		       SROCE_OP_RC_COMPARE_SWAP : SROCE_OP_RC_FETCH_ADD;
+	case SROCE_SWQE_WRITE:
+		if (!last)
+			return base | (first ? SROCE_OP_RC_RDMA_WRITE_FIRST :
+					       SROCE_OP_RC_RDMA_WRITE_MIDDLE);
+		if (op == IB_WR_RDMA_WRITE_WITH_IMM)
+			return base | (first ?
+				SROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMM :
+				SROCE_OP_RC_RDMA_WRITE_LAST_WITH_IMM);
+		return base | (first ? SROCE_OP_RC_RDMA_WRITE_ONLY :
+				       SROCE_OP_RC_RDMA_WRITE_LAST);
+	default:
+		if (!last)
+			return base | (first ? SROCE_OP_RC_SEND_FIRST :
+					       SROCE_OP_RC_SEND_MIDDLE);
+		if (op == IB_WR_SEND_WITH_IMM)
+			return base | (first ? SROCE_OP_RC_SEND_ONLY_WITH_IMM :
+					       SROCE_OP_RC_SEND_LAST_WITH_IMM);
+		if (op == IB_WR_SEND_WITH_INV)
+			return first ? SROCE_OP_RC_SEND_ONLY_WITH_INV :
+				       SROCE_OP_RC_SEND_LAST_WITH_INV;
+		return base | (first ? SROCE_OP_RC_SEND_ONLY :
+				       SROCE_OP_RC_SEND_LAST);
+	}
+}
+
+/* Fill the header fields of the next packet of @s; returns payload bytes. */
+static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
+			  struct sroce_pkt *pkt, u32 mtu)
+{
+	const struct sroce_send_wqe *w = &s->w;
+	u32 off = s->sent, n = 0;
+	bool first = true, last = true;
+
+	memset(pkt, 0, sizeof(*pkt));
+	if (s->kind == SROCE_SWQE_SEND || s->kind == SROCE_SWQE_WRITE) {
+		n = min(mtu, s->length - off);
+		first = off == 0;
+		last = off + n == s->length;
+	}
+	pkt->opcode = sroce_req_opcode(qp, s, first, last);
+	pkt->pkey = SROCE_DEFAULT_PKEY;
+	pkt->dqpn = s->ud ? w->wr.ud.remote_qpn : qp->dest_qpn;
+	pkt->psn = sroce_psn_add(s->first_psn, off / mtu);
+	pkt->pad = sroce_pad_for(n);
+	pkt->se = last && (w->flags & SROCE_WQE_SOLICITED);
+
+	switch (s->kind) {
+	case SROCE_SWQE_WRITE:
+		pkt->reth.va = w->wr.rdma.remote_addr;
+		pkt->reth.rkey = w->wr.rdma.rkey;
+		pkt->reth.dma_len = s->length;
+		break;
+	case SROCE_SWQE_READ:
+		/* A re-sent READ asks only for what is still missing. */
+		pkt->reth.va = w->wr.rdma.remote_addr + off;
+		pkt->reth.rkey = w->wr.rdma.rkey;
+		pkt->reth.dma_len = s->length - off;
+		break;
+	case SROCE_SWQE_ATOMIC:
+		pkt->atmeth.va = w->wr.atomic.remote_addr;
+		pkt->atmeth.rkey = w->wr.atomic.rkey;
+		pkt->atmeth.swap_add = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+				       w->wr.atomic.swap :
+				       w->wr.atomic.compare_add;
+		pkt->atmeth.compare = w->wr.atomic.compare_add;
+		break;
+	default:
+		break;
+	}
+	if (last)
+		memcpy(pkt->imm, &w->ex.imm_data, sizeof(pkt->imm));
+	pkt->ieth_rkey = w->ex.invalidate_rkey;
+	if (s->ud) {
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
+		pkt->deth.qkey = (w->wr.ud.remote_qkey & 0x80000000) ?
+				 qp->qkey : w->wr.ud.remote_qkey;
+		pkt->deth.src_qpn = qp->ibqp.qp_num;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		pkt->ackreq = last || s->kind != SROCE_SWQE_SEND ||
+			      ++qp->req.noack_pkts >= SROCE_ACK_EVERY;
+	if (pkt->ackreq)
+		qp->req.noack_pkts = 0;
+	return n;
+}
+
+/* Build the next packet of @s. Returns it, or NULL with *status set. */
+static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
+					struct sroce_swqe *s, int *status)
+{
+	u32 mtu = sroce_qp_mtu(qp);
+	struct sroce_xmit_addr *xa;
+	struct sroce_pktbuf pb;
+	struct sroce_pkt pkt;
+	struct sk_buff *skb;
+	u32 n, hdr_len, off = s->sent;
+	int err;
+
+	n = sroce_req_fill(qp, s, &pkt, mtu);
+	hdr_len = sroce_opcode_get(pkt.opcode)->hdr_len;
+	skb = sroce_skb_alloc(qp->sdev, hdr_len + n + pkt.pad +
+			      SROCE_ICRC_BYTES);
+	if (!skb) {
+		*status = -ENOMEM;
+		return NULL;
+	}
+	sroce_build(skb->data, &pkt);
+	if (s->w.flags & SROCE_WQE_INLINE) {
+		memcpy(skb->data + hdr_len, s->w.data + off, n);
+	} else if (n) {
+		pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
+		err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data,
+				     s->w.num_sge, off, &pb, n, SROCE_FROM_MR);
+		if (err) {
+			kfree_skb(skb);
+			*status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+						   IB_WC_LOC_PROT_ERR;
+			return NULL;
+		}
+	}
+	memset(skb->data + hdr_len + n, 0, pkt.pad);
+
+	BUILD_BUG_ON(sizeof(*xa) > sizeof(skb->cb));
+	xa = (struct sroce_xmit_addr *)skb->cb;
+	if (s->ud) {
+		err = sroce_addr_from_av(qp, &s->w.av, xa);
+		if (err) {
+			kfree_skb(skb);
+			*status = IB_WC_LOC_QP_OP_ERR;
+			return NULL;
+		}
+	} else {
+		sroce_addr_from_qp(qp, xa);
+	}
+
+	if (s->kind == SROCE_SWQE_SEND || s->kind == SROCE_SWQE_WRITE)
+		s->sent += n;
+	else
+		s->sent = s->length;	/* one request covers it all */
+	return skb;
+}
+
+static bool sroce_req_may_send(struct sroce_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	/* In SQD, the WQE in progress is finished, none is started. */
+	return state == IB_QPS_RTS || (state == IB_QPS_SQD && qp->req.fetched);
+}
+
+/*
+ * Is another WQE waiting? Implements the engine's half of the doorbell
+ * handshake (sroce-abi.h): before declaring the queue idle, raise
+ * NEED_WAKEUP, then look at prod once more.
+ */
+static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
+{
+	struct sroce_ring_hdr *hdr = qp->sq.hdr;
+	u32 p = sroce_ring_load_prod(hdr);
+
+	if (p == qp->req.idx) {
+		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_SQ_NEED_WAKEUP);
+		/* Pairs with the provider's barrier between prod and kflags. */
+		smp_mb();
+		p = sroce_ring_load_prod(hdr);
+		if (p == qp->req.idx)
+			return false;
+	}
+	WRITE_ONCE(hdr->kflags, hdr->kflags & ~SROCE_SQ_NEED_WAKEUP);
+	if (!sroce_ring_prod_valid(p, qp->sq.idx, qp->sq.num_entries)) {
+		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_RING_F_ERROR);
+		return false;
+	}
+	*prod = p;
+	return true;
+}
+
+/* Fail the WQE at req.idx, which was never sent, and stop the QP. */
+static void sroce_req_fail(struct sroce_qp *qp, int status)
+{
+	struct sroce_swqe *s = sroce_swqe_at(qp, qp->req.idx);
+
+	if (qp->req.fetched && (s->kind == SROCE_SWQE_READ ||
+				s->kind == SROCE_SWQE_ATOMIC))
+		qp->req.rd_atomic--;
+	qp->req.fetched = false;
+	sroce_comp_fail_at(qp, qp->req.idx, status);
+}
+
+/*
+ * Build up to @budget packets into @list. Returns false when the engine
+ * has nothing more it may send now.
+ */
+static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
+			    int budget)
+{
+	struct sroce_swqe *s;
+	struct sk_buff *skb;
+	int status;
+	u32 prod;
+
+	while (budget > 0) {
+		if (!sroce_req_may_send(qp) || qp->comp.rnr_wait)
+			return false;
+		if (!qp->req.fetched) {
+			if (qp->req.idx == qp->req.fetch_end) {
+				if (!sroce_req_more(qp, &prod)) {
+					if (READ_ONCE(qp->sq.hdr->kflags) &
+					    SROCE_RING_F_ERROR)
+						sroce_qp_fatal(qp);
+					return false;
+				}
+				status = sroce_req_fetch(qp, qp->req.idx);
+				qp->req.fetch_end++;
+				if (status) {
+					sroce_req_fail(qp, status);
+					return false;
+				}
+			}
+			s = sroce_swqe_at(qp, qp->req.idx);
+			/* Fence: wait for earlier READs/atomics (IBA 10.8.3.3). */
+			if (((s->w.flags & SROCE_WQE_FENCE) && qp->req.rd_atomic) ||
+			    ((s->kind == SROCE_SWQE_READ ||
+			      s->kind == SROCE_SWQE_ATOMIC) &&
+			     qp->req.rd_atomic >= max_t(u32, qp->max_rd_atomic, 1))) {
+				qp->req.blocked = true;
+				return false;
+			}
+			sroce_req_start(qp, s);
+			qp->req.fetched = true;
+		}
+		s = sroce_swqe_at(qp, qp->req.idx);
+		if (qp->ibqp.qp_type == IB_QPT_RC &&
+		    sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
+		    SROCE_MAX_INFLIGHT_PSNS) {
+			qp->req.blocked = true;
+			return false;
+		}
+
+		skb = sroce_req_packet(qp, s, &status);
+		if (!skb) {
+			if (status == -ENOMEM)
+				return false;
+			sroce_req_fail(qp, status);
+			return false;
+		}
+		__skb_queue_tail(list, skb);
+		budget--;
+
+		if (s->sent == s->length) {
+			/* Every packet of this WQE is out: on to the next. */
+			qp->req.psn = sroce_psn_add(s->first_psn, s->npsn);
+			qp->req.idx++;
+			qp->req.fetched = false;
+			sroce_comp_sent(qp);
+		} else {
+			qp->req.psn = sroce_psn_add(qp->req.psn, 1);
+		}
+	}
+	return true;
+}
+
+/* Send packets built under a QP lock, after dropping it. */
+void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	struct sroce_xmit_addr xa;
+	struct sk_buff *skb;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+
+	while ((skb = __skb_dequeue(list))) {
+		memcpy(&xa, skb->cb, sizeof(xa));
+		sroce_xmit(qp->sdev, rc || qp->ibqp.qp_type == IB_QPT_UC ?
+			   &qp->dst_cache : NULL, &xa, skb);
+		/* A lost packet is recovered by the retransmit timer (RC). */
+	}
+}
+
+/* Run the send engine; process context with bh enabled. */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	struct sk_buff_head list;
+	int sent = 0;
+	bool more;
+
+	__skb_queue_head_init(&list);
+	do {
+		spin_lock_bh(&qp->sq_lock);
+		more = sroce_req_build(qp, &list, SROCE_REQ_BATCH);
+		spin_unlock_bh(&qp->sq_lock);
+		sent += skb_queue_len(&list);
+		sroce_qp_xmit_list(qp, &list);
+	} while (more && sent < SROCE_REQ_BUDGET);
+	if (more)
+		sroce_qp_kick(qp);
+}
+
+/*
+ * Go back to @psn (go-back-N, IBA 9.7.4.1.5): the WQE that holds it is sent
+ * again from that packet on, and every later WQE again from its start.
+ * Their shadow slots are still valid, nothing is re-read from the ring.
+ * Called with sq_lock held.
+ */
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
+{
+	u32 mtu = sroce_qp_mtu(qp), idx;
+	struct sroce_swqe *s;
+
+	qp->req.rd_atomic = 0;
+	for (idx = qp->sq.idx; idx != qp->req.idx + qp->req.fetched; idx++) {
+		s = sroce_swqe_at(qp, idx);
+		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, sroce_psn_add(s->first_psn, s->npsn)) < 0)
+			break;
+		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
+			qp->req.rd_atomic++;
+	}
+	if (idx == qp->req.idx + qp->req.fetched) {
+		/* Nothing outstanding holds psn: resume where we are. */
+		if (qp->req.fetched) {
+			s = sroce_swqe_at(qp, qp->req.idx);
+			if (s->kind == SROCE_SWQE_READ ||
+			    s->kind == SROCE_SWQE_ATOMIC)
+				qp->req.rd_atomic++;
+		}
+		return;
+	}
+	s = sroce_swqe_at(qp, idx);
+	qp->req.idx = idx;
+	qp->req.fetched = true;
+	qp->req.psn = psn;
+	qp->req.noack_pkts = 0;
+	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
+		qp->req.rd_atomic++;
+	if (s->kind == SROCE_SWQE_ATOMIC) {
+		s->sent = 0;
+	} else {
+		s->sent = sroce_psn_diff(psn, s->first_psn) * mtu;
+		if (s->kind == SROCE_SWQE_READ)
+			s->done = s->sent;
+	}
+	atomic64_inc(&qp->sdev->stats.retransmits);
+}

@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: the responder (IBA 9.7.5.1, responder side of RC and UC, and UD
+ * receive). It runs in softirq context for every request packet: PSN and
+ * opcode-sequence checks, SEND placement into the receive WQE, RDMA WRITE
+ * placement by rkey, READ and atomic execution, and the ACK, NAK or RNR NAK
+ * that answers. READ responses longer than a burst continue from the QP's
+ * work item.
+ *
+ * Receive WQEs are copied out of the RQ ring before use; every rkey is
+ * looked up and checked (PD, access rights, bounds) for every packet.
+ * State is under qp->resp_lock; answers are built under it and sent after.
+ */
+#include "sroce.h"
+#include "sroce_net.h"
+
+/* READ response packets built per softirq or work-item pass. */
+#define SROCE_READ_BURST	32
+
+/* What a request packet asks of the responder after processing. */
+enum sroce_resp_result {
+	SROCE_RESP_OK,		/* ACK if requested */
+	SROCE_RESP_ANSWERED,	/* READ/atomic: response already built */
+	SROCE_RESP_RNR,		/* no receive WQE: RNR NAK */
+	SROCE_RESP_NAK_INV,	/* invalid request */
+	SROCE_RESP_NAK_ACC,	/* remote access error */
+	SROCE_RESP_NAK_OP,	/* remote operational error */
+	SROCE_RESP_DROP,	/* silently dropped (UC, UD) */
+};
+
+static struct sk_buff *sroce_resp_skb(struct sroce_qp *qp,
+				      struct sroce_pkt *pkt, u32 payload)
+{
+	u32 hdr_len = sroce_opcode_get(pkt->opcode)->hdr_len;
+	struct sk_buff *skb;
+
+	pkt->pkey = SROCE_DEFAULT_PKEY;
+	pkt->dqpn = qp->dest_qpn;
+	pkt->pad = sroce_pad_for(payload);
+	skb = sroce_skb_alloc(qp->sdev, hdr_len + payload + pkt->pad +
+			      SROCE_ICRC_BYTES);
+	if (!skb)
+		return NULL;
+	sroce_build(skb->data, pkt);
+	memset(skb->data + hdr_len + payload, 0, pkt->pad);
+	sroce_addr_from_qp(qp, (struct sroce_xmit_addr *)skb->cb);
+	return skb;
+}
+
+/* Queue an ACK, NAK or RNR NAK for @psn. */
+static void sroce_resp_ack(struct sroce_qp *qp, struct sk_buff_head *out,
+			   u32 psn, u8 syndrome)
+{
+	struct sroce_pkt pkt = {
+		.opcode = SROCE_OP_RC_ACKNOWLEDGE,
+		.psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = qp->resp.msn },
+	};
+	struct sk_buff *skb = sroce_resp_skb(qp, &pkt, 0);
+
+	if (skb)
+		__skb_queue_tail(out, skb);
+}
+
+static u8 sroce_resp_ack_syndrome(void)
+{
+	/* End-to-end credits are not used: "invalid" credit count. */
+	return sroce_aeth_ack(SROCE_AETH_CREDITS_INVALID);
+}
+
+/* ------------------------------------------------------------------------
+ * Receive WQEs
+ */
+
+/* Make sure a receive WQE is at hand: 0, -EAGAIN (none), -EIO (bad ring). */
+static int sroce_resp_get_wqe(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
+	struct sroce_rwqe *r = &qp->resp.rwqe;
+	const struct sroce_recv_wqe *w;
+	u32 prod, num_sge;
+
+	if (qp->resp.have_wqe)
+		return 0;
+	prod = sroce_ring_load_prod(q->hdr);
+	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries)) {
+		WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
+		return -EIO;
+	}
+	if (prod == q->idx)
+		return -EAGAIN;
+	w = sroce_queue_entry(q, q->idx);
+	/* Copy, then validate the copy. */
+	r->wr_id = READ_ONCE(w->wr_id);
+	num_sge = READ_ONCE(w->num_sge);
+	if (num_sge > qp->max_recv_sge) {
+		WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
+		return -EIO;
+	}
+	memcpy(r->sge, w->sge, num_sge * sizeof(*r->sge));
+	r->num_sge = num_sge;
+	r->offset = 0;
+	qp->resp.have_wqe = true;
+	return 0;
+}
+
+/* Complete the current receive WQE and free its ring slot. */
+static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
+				bool solicited)
+{
+	struct sroce_queue *q = &qp->rq;
+
+	cqe->wr_id = qp->resp.rwqe.wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp;
+	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
+	qp->resp.have_wqe = false;
+	q->idx++;
+	sroce_ring_store_cons(q->hdr, q->idx);
+}
+
+static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
+{
+	struct sroce_cqe cqe = {
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.src_qp = qp->dest_qpn,
+	};
+
+	sroce_resp_complete(qp, &cqe, true);
+}
+
+/* ------------------------------------------------------------------------
+ * RC/UC requests
+ */
+
+static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
+					      struct sk_buff *skb,
+					      const struct sroce_pkt *pkt)
+{
+	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
+	struct sroce_rwqe *r = &qp->resp.rwqe;
+	u32 flags = pkt->info->flags;
+	struct sroce_cqe cqe = {};
+	int err;
+
+	err = sroce_resp_get_wqe(qp);
+	if (err == -EAGAIN)
+		return SROCE_RESP_RNR;
+	if (err)
+		return SROCE_RESP_NAK_OP;
+	if (!(flags & SROCE_OPF_LAST) && pkt->payload_len != sroce_qp_mtu(qp))
+		return SROCE_RESP_NAK_INV;
+
+	err = sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
+			     pkt->payload_len, SROCE_TO_MR);
+	if (err) {
+		sroce_resp_complete_err(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+					IB_WC_LOC_PROT_ERR);
+		return err == -ENOSPC ? SROCE_RESP_NAK_INV : SROCE_RESP_NAK_OP;
+	}
+	r->offset += pkt->payload_len;
+	qp->resp.in_send = !(flags & SROCE_OPF_LAST);
+	if (qp->resp.in_send)
+		return SROCE_RESP_OK;
+
+	cqe.opcode = IB_WC_RECV;
+	cqe.byte_len = r->offset;
+	cqe.src_qp = qp->dest_qpn;
+	if (flags & SROCE_OPF_IMMDT) {
+		cqe.flags |= SROCE_CQE_F_WITH_IMM;
+		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
+	} else if (flags & SROCE_OPF_IETH) {
+		cqe.flags |= SROCE_CQE_F_WITH_INV;
+		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
+	}
+	sroce_resp_complete(qp, &cqe, pkt->se);
+	return SROCE_RESP_OK;
+}
+
+/* Look up and check an rkey for @len bytes at @va with @access. */
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				      u64 len, int access)
+{
+	struct sroce_mr *mr;
+
+	if (!(qp->access_flags & access))
+		return NULL;
+	mr = sroce_mr_get(qp->sdev, rkey);
+	if (!mr)
+		return NULL;
+	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
+					       struct sk_buff *skb,
+					       const struct sroce_pkt *pkt)
+{
+	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
+	struct sroce_resp *rs = &qp->resp;
+	u32 flags = pkt->info->flags;
+	struct sroce_cqe cqe = {};
+	struct sroce_mr *mr;
+	int err;
+
+	if (flags & SROCE_OPF_FIRST) {
+		rs->write_va = pkt->reth.va;
+		rs->write_rkey = pkt->reth.rkey;
+		rs->write_left = pkt->reth.dma_len;
+		rs->write_len = pkt->reth.dma_len;
+		/* A zero-length WRITE checks no key (IBA 9.7.4.1.3). */
+		if (rs->write_len) {
+			mr = sroce_resp_mr(qp, rs->write_rkey, rs->write_va,
+					   rs->write_len, IB_ACCESS_REMOTE_WRITE);
+			if (!mr)
+				return SROCE_RESP_NAK_ACC;
+			sroce_mr_put(mr);
+		}
+	}
+	if (pkt->payload_len > rs->write_left ||
+	    (!(flags & SROCE_OPF_LAST) && pkt->payload_len != sroce_qp_mtu(qp)) ||
+	    ((flags & SROCE_OPF_LAST) && pkt->payload_len != rs->write_left))
+		return SROCE_RESP_NAK_INV;
+	/* WRITE with immediate consumes a receive WQE: none, no placement. */
+	if (flags & SROCE_OPF_IMMDT) {
+		err = sroce_resp_get_wqe(qp);
+		if (err == -EAGAIN)
+			return SROCE_RESP_RNR;
+		if (err)
+			return SROCE_RESP_NAK_OP;
+	}
+	if (pkt->payload_len) {
+		/* Looked up per packet: a region deregistered meanwhile fails. */
+		mr = sroce_resp_mr(qp, rs->write_rkey, rs->write_va,
+				   pkt->payload_len, IB_ACCESS_REMOTE_WRITE);
+		if (!mr)
+			return SROCE_RESP_NAK_ACC;
+		err = sroce_mr_copy(mr, rs->write_va, &pb, pkt->payload_len,
+				    SROCE_TO_MR);
+		sroce_mr_put(mr);
+		if (err)
+			return SROCE_RESP_NAK_ACC;
+		rs->write_va += pkt->payload_len;
+		rs->write_left -= pkt->payload_len;
+	}
+	rs->in_write = !(flags & SROCE_OPF_LAST);
+	if (rs->in_write || !(flags & SROCE_OPF_IMMDT))
+		return SROCE_RESP_OK;
+
+	cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	cqe.byte_len = rs->write_len;
+	cqe.src_qp = qp->dest_qpn;
+	cqe.flags = SROCE_CQE_F_WITH_IMM;
+	memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
+	sroce_resp_complete(qp, &cqe, pkt->se);
+	return SROCE_RESP_OK;
+}
+
+/* The next responder resource; NULL if all are still busy. */
+static struct sroce_res *sroce_resp_res_alloc(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_res *res;
+
+	if (!rs->res_n || rs->res_pending >= rs->res_n)
+		return NULL;
+	res = &rs->res[rs->res_head % rs->res_n];
+	rs->res_head++;
+	memset(res, 0, sizeof(*res));
+	res->valid = true;
+	return res;
+}
+
+/* Build up to @budget READ response packets, oldest READ first. */
+static void sroce_resp_build_reads(struct sroce_qp *qp,
+				   struct sk_buff_head *out, int budget)
+{
+	struct sroce_resp *rs = &qp->resp;
+	u32 mtu = sroce_qp_mtu(qp), n;
+	struct sroce_pktbuf pb;
+	struct sroce_pkt pkt;
+	struct sroce_res *res;
+	struct sroce_mr *mr;
+	struct sk_buff *skb;
+	bool first, last;
+	u32 hdr_len;
+
+	while (rs->res_pending && budget-- > 0) {
+		res = &rs->res[(rs->res_head - rs->res_pending) % rs->res_n];
+		n = min(mtu, res->length - res->sent);
+		first = res->sent == 0;
+		last = res->sent + n == res->length;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.opcode = first && last ? SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
+			     first ? SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST :
+			     last ? SROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
+				    SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		pkt.psn = sroce_psn_add(res->first_psn, res->sent / mtu);
+		pkt.aeth.syndrome = sroce_resp_ack_syndrome();
+		pkt.aeth.msn = rs->msn;
+		skb = sroce_resp_skb(qp, &pkt, n);
+		if (!skb)
+			return;
+		if (n) {
+			hdr_len = sroce_opcode_get(pkt.opcode)->hdr_len;
+			pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
+			mr = sroce_resp_mr(qp, res->rkey, res->va + res->sent, n,
+					   IB_ACCESS_REMOTE_READ);
+			if (!mr || sroce_mr_copy(mr, res->va + res->sent, &pb, n,
+						 SROCE_FROM_MR)) {
+				/* Deregistered while being read. */
+				if (mr)
+					sroce_mr_put(mr);
+				kfree_skb(skb);
+				sroce_resp_ack(qp, out, pkt.psn,
+					       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR));
+				rs->res_pending = 0;
+				sroce_qp_fatal(qp);
+				return;
+			}
+			sroce_mr_put(mr);
+		}
+		__skb_queue_tail(out, skb);
+		res->sent += n;
+		if (last)
+			rs->res_pending--;
+	}
+}
+
+static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
+					      const struct sroce_pkt *pkt,
+					      struct sk_buff_head *out)
+{
+	u32 len = pkt->reth.dma_len, mtu = sroce_qp_mtu(qp);
+	struct sroce_res *res;
+	struct sroce_mr *mr;
+
+	if (len) {
+		mr = sroce_resp_mr(qp, pkt->reth.rkey, pkt->reth.va, len,
+				   IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return SROCE_RESP_NAK_ACC;
+		sroce_mr_put(mr);
+	} else if (!(qp->access_flags & IB_ACCESS_REMOTE_READ)) {
+		return SROCE_RESP_NAK_ACC;
+	}
+	res = sroce_resp_res_alloc(qp);
+	if (!res)
+		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
+	res->first_psn = pkt->psn;
+	res->npsn = len ? DIV_ROUND_UP(len, mtu) : 1;
+	res->va = pkt->reth.va;
+	res->rkey = pkt->reth.rkey;
+	res->length = len;
+	qp->resp.res_pending++;
+	qp->resp.epsn = sroce_psn_add(pkt->psn, res->npsn);
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
+	if (qp->resp.res_pending)
+		sroce_qp_kick(qp);
+	return SROCE_RESP_ANSWERED;
+}
+
+static void sroce_resp_atomic_ack(struct sroce_qp *qp,
+				  struct sk_buff_head *out,
+				  const struct sroce_res *res)
+{
+	struct sroce_pkt pkt = {
+		.opcode = SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+		.psn = res->first_psn,
+		.aeth = { .syndrome = sroce_resp_ack_syndrome(),
+			  .msn = qp->resp.msn },
+		.atmack_orig = res->orig,
+	};
+	struct sk_buff *skb = sroce_resp_skb(qp, &pkt, 0);
+
+	if (skb)
+		__skb_queue_tail(out, skb);
+}
+
+static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
+						const struct sroce_pkt *pkt,
+						struct sk_buff_head *out)
+{
+	const struct sroce_atmeth *a = &pkt->atmeth;
+	struct sroce_res *res;
+	struct sroce_mr *mr;
+	u64 orig;
+	int err;
+
+	if (a->va & (sizeof(u64) - 1))
+		return SROCE_RESP_NAK_INV;	/* IBA 9.4.5: 8-byte aligned */
+	mr = sroce_resp_mr(qp, a->rkey, a->va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return SROCE_RESP_NAK_ACC;
+	res = sroce_resp_res_alloc(qp);
+	if (!res) {
+		sroce_mr_put(mr);
+		return SROCE_RESP_NAK_INV;
+	}
+	err = sroce_mr_atomic(mr, a->va,
+			      pkt->opcode == SROCE_OP_RC_COMPARE_SWAP,
+			      a->compare, a->swap_add, &orig);
+	sroce_mr_put(mr);
+	if (err)
+		return SROCE_RESP_NAK_ACC;
+	/* Kept, so that a duplicate is answered, never executed twice. */
+	res->atomic = true;
+	res->first_psn = pkt->psn;
+	res->npsn = 1;
+	res->orig = orig;
+	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_atomic_ack(qp, out, res);
+	return SROCE_RESP_ANSWERED;
+}
+
+/*
+ * A request with a PSN before the expected one (IBA 9.7.5.1.2): answered
+ * again, never executed again. READ responses are re-sent from the saved
+ * resource, atomics get their saved result; SENDs and WRITEs are ACKed.
+ */
+static void sroce_resp_duplicate(struct sroce_qp *qp,
+				 const struct sroce_pkt *pkt,
+				 struct sk_buff_head *out)
+{
+	struct sroce_resp *rs = &qp->resp;
+	u32 flags = pkt->info->flags, i, mtu = sroce_qp_mtu(qp);
+	struct sroce_res *res;
+
+	atomic64_inc(&qp->sdev->stats.duplicates);
+	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC))) {
+		sroce_resp_ack(qp, out, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+			       sroce_resp_ack_syndrome());
+		return;
+	}
+	for (i = 0; i < rs->res_n; i++) {
+		res = &rs->res[i];
+		if (!res->valid || res->atomic != !!(flags & SROCE_OPF_ATOMIC) ||
+		    sroce_psn_diff(pkt->psn, res->first_psn) < 0 ||
+		    sroce_psn_diff(pkt->psn, sroce_psn_add(res->first_psn,
+							   res->npsn)) >= 0)
+			continue;
+		if (res->atomic) {
+			sroce_resp_atomic_ack(qp, out, res);
+		} else if (!rs->res_pending) {
+			/* Re-send from the PSN asked for; others must wait. */
+			res->sent = sroce_psn_diff(pkt->psn, res->first_psn) *
+				    mtu;
+			rs->res_head = (res - rs->res) + 1;
+			rs->res_pending = 1;
+			sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
+			if (rs->res_pending)
+				sroce_qp_kick(qp);
+		}
+		return;
+	}
+}
+
+/* Is @flags a legal next packet after what came before (IBA 9.8.3)? */
+static bool sroce_resp_in_sequence(struct sroce_qp *qp, u32 flags)
+{
+	if (qp->resp.in_send)
+		return (flags & SROCE_OPF_SEND) && !(flags & SROCE_OPF_FIRST);
+	if (qp->resp.in_write)
+		return (flags & SROCE_OPF_WRITE) && !(flags & SROCE_OPF_FIRST);
+	return flags & SROCE_OPF_FIRST;
+}
+
+static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
+						 struct sk_buff *skb,
+						 const struct sroce_pkt *pkt,
+						 struct sk_buff_head *out)
+{
+	u32 flags = pkt->info->flags;
+
+	if (!sroce_resp_in_sequence(qp, flags))
+		return SROCE_RESP_NAK_INV;
+	if (flags & SROCE_OPF_SEND)
+		return sroce_resp_send(qp, skb, pkt);
+	if (flags & SROCE_OPF_WRITE)
+		return sroce_resp_write(qp, skb, pkt);
+	if (flags & SROCE_OPF_READ)
+		return sroce_resp_read(qp, pkt, out);
+	if (flags & SROCE_OPF_ATOMIC)
+		return sroce_resp_atomic(qp, pkt, out);
+	return SROCE_RESP_NAK_INV;	/* FLUSH, ATOMIC WRITE: not yet */
+}
+
+/* A fatal responder error: NAK it (RC) and stop the QP (IBA 9.9.3). */
+static void sroce_resp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			   enum sroce_nak_code code, struct sk_buff_head *out)
+{
+	atomic64_inc(&qp->sdev->stats.err_naks_sent);
+	sroce_resp_ack(qp, out, pkt->psn, sroce_aeth_nak(code));
+	if (qp->resp.have_wqe && code != SROCE_NAK_PSN_SEQ_ERR &&
+	    qp->resp.in_send)
+		sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
+	sroce_qp_fatal(qp);
+}
+
+static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
+			     const struct sroce_pkt *pkt,
+			     struct sk_buff_head *out)
+{
+	struct sroce_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	enum sroce_resp_result r;
+	s32 d = sroce_psn_diff(pkt->psn, rs->epsn);
+
+	if (d && rc) {
+		if (d < 0) {
+			sroce_resp_duplicate(qp, pkt, out);
+		} else if (!rs->nak_sent) {
+			/* One NAK per gap, not one per packet (C9-114). */
+			rs->nak_sent = true;
+			atomic64_inc(&qp->sdev->stats.seq_naks_sent);
+			sroce_resp_ack(qp, out, rs->epsn,
+				       sroce_aeth_nak(SROCE_NAK_PSN_SEQ_ERR));
+		}
+		return;
+	}
+	if (d && !rc) {
+		/* UC: a gap loses the message in progress (IBA 9.8.2). */
+		rs->in_send = false;
+		rs->in_write = false;
+		if (rs->have_wqe)
+			rs->rwqe.offset = 0;
+		rs->epsn = pkt->psn;
+	}
+
+	r = sroce_resp_execute(qp, skb, pkt, out);
+	if (!rc && r != SROCE_RESP_OK) {
+		/* UC never answers: drop and wait for the next message. */
+		rs->in_send = false;
+		rs->in_write = false;
+		rs->epsn = sroce_psn_add(pkt->psn, 1);
+		return;
+	}
+	switch (r) {
+	case SROCE_RESP_OK:
+		rs->nak_sent = false;
+		rs->epsn = sroce_psn_add(pkt->psn, 1);
+		if (pkt->info->flags & SROCE_OPF_LAST)
+			rs->msn = sroce_psn_add(rs->msn, 1);
+		if (rc && pkt->ackreq)
+			sroce_resp_ack(qp, out, pkt->psn,
+				       sroce_resp_ack_syndrome());
+		break;
+	case SROCE_RESP_ANSWERED:
+		rs->nak_sent = false;
+		break;
+	case SROCE_RESP_RNR:
+		atomic64_inc(&qp->sdev->stats.rnr_naks_sent);
+		sroce_resp_ack(qp, out, pkt->psn,
+			       sroce_aeth_rnr_nak(qp->min_rnr_timer));
+		break;
+	case SROCE_RESP_NAK_INV:
+		sroce_resp_nak(qp, pkt, SROCE_NAK_INVALID_REQ, out);
+		break;
+	case SROCE_RESP_NAK_ACC:
+		sroce_resp_nak(qp, pkt, SROCE_NAK_REMOTE_ACCESS_ERR, out);
+		break;
+	case SROCE_RESP_NAK_OP:
+		sroce_resp_nak(qp, pkt, SROCE_NAK_REMOTE_OP_ERR, out);
+		break;
+	case SROCE_RESP_DROP:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * UD and GSI receive (IBA 11.4.1.2: a 40-byte GRH area precedes the data)
+ */
+
+static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
+			  const struct sroce_pkt *pkt)
+{
+	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
+	struct sroce_rwqe *r = &qp->resp.rwqe;
+	struct sroce_pktbuf grh_pb;
+	struct sroce_cqe cqe = {};
+	u8 grh[SROCE_GRH_BYTES] = {};
+	bool v4 = ip_hdr(skb)->version == 4;
+	int err;
+
+	if (pkt->deth.qkey != qp->qkey) {
+		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QKEY]);
+		return;
+	}
+	if (pkt->payload_len > sroce_qp_mtu(qp) || sroce_resp_get_wqe(qp)) {
+		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_NO_MEM]);
+		return;
+	}
+	/* RoCEv2: the IPv4 header fills the last 20 bytes of the GRH area. */
+	if (v4)
+		memcpy(grh + 20, skb_network_header(skb), 20);
+	else
+		memcpy(grh, skb_network_header(skb), SROCE_GRH_BYTES);
+	grh_pb = (struct sroce_pktbuf){ .buf = grh };
+	err = sroce_sgl_copy(qp, r->sge, r->num_sge, 0, &grh_pb,
+			     SROCE_GRH_BYTES, SROCE_TO_MR);
+	if (!err)
+		err = sroce_sgl_copy(qp, r->sge, r->num_sge, SROCE_GRH_BYTES,
+				     &pb, pkt->payload_len, SROCE_TO_MR);
+	if (err) {
+		cqe.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+					      IB_WC_LOC_PROT_ERR;
+		cqe.opcode = IB_WC_RECV;
+		sroce_resp_complete(qp, &cqe, true);
+		return;
+	}
+	cqe.opcode = IB_WC_RECV;
+	cqe.byte_len = SROCE_GRH_BYTES + pkt->payload_len;
+	cqe.src_qp = pkt->deth.src_qpn;
+	cqe.flags = SROCE_CQE_F_GRH;
+	cqe.network_type = v4 ? SROCE_NETWORK_IPV4 : SROCE_NETWORK_IPV6;
+	if (skb_mac_header_was_set(skb))
+		memcpy(cqe.smac, eth_hdr(skb)->h_source, ETH_ALEN);
+	else
+		memcpy(cqe.smac, qp->sdev->ndev->dev_addr, ETH_ALEN);
+	if (pkt->info->flags & SROCE_OPF_IMMDT) {
+		cqe.flags |= SROCE_CQE_F_WITH_IMM;
+		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
+	}
+	sroce_resp_complete(qp, &cqe, pkt->se);
+}
+
+/* ------------------------------------------------------------------------
+ * Entry points
+ */
+
+static bool sroce_resp_state_ok(struct sroce_qp *qp)
+{
+	enum ib_qp_state s = READ_ONCE(qp->state);
+
+	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD ||
+	       s == IB_QPS_SQE;
+}
+
+/* A request packet; softirq context. */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
+		    const struct sroce_pkt *pkt)
+{
+	struct sk_buff_head out;
+
+	__skb_queue_head_init(&out);
+	spin_lock(&qp->resp_lock);
+	if (!sroce_resp_state_ok(qp)) {
+		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+	} else if (qp->ibqp.qp_type == IB_QPT_UD ||
+		   qp->ibqp.qp_type == IB_QPT_GSI) {
+		sroce_resp_ud(qp, skb, pkt);
+	} else {
+		sroce_resp_rc_uc(qp, skb, pkt, &out);
+	}
+	spin_unlock(&qp->resp_lock);
+	sroce_qp_xmit_list(qp, &out);
+}
+
+/* Continue READ responses from the work item; process context. */
+void sroce_resp_run(struct sroce_qp *qp)
+{
+	struct sk_buff_head out;
+	bool more;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->resp_lock);
+	if (sroce_resp_state_ok(qp))
+		sroce_resp_build_reads(qp, &out, SROCE_READ_BURST);
+	more = qp->resp.res_pending && sroce_resp_state_ok(qp);
+	spin_unlock_bh(&qp->resp_lock);
+	sroce_qp_xmit_list(qp, &out);
+	if (more)
+		sroce_qp_kick(qp);
+}
+
+/* Set up responder resources when the QP enters RTR. */
+int sroce_resp_init(struct sroce_qp *qp)
+{
+	u32 n = max_t(u32, qp->max_dest_rd_atomic, 1);
+	struct sroce_res *res, *old;
+
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	spin_lock_bh(&qp->resp_lock);
+	old = qp->resp.res;
+	qp->resp.res = res;
+	qp->resp.res_n = qp->max_dest_rd_atomic ? n : 0;
+	qp->resp.res_head = 0;
+	qp->resp.res_pending = 0;
+	qp->resp.epsn = qp->rq_psn;
+	qp->resp.msn = 0;
+	qp->resp.in_send = false;
+	qp->resp.in_write = false;
+	qp->resp.nak_sent = false;
+	spin_unlock_bh(&qp->resp_lock);
+	kfree(old);
+	return 0;
+}
+
+void sroce_resp_cleanup(struct sroce_qp *qp)
+{
+	kfree(qp->resp.res);
+	qp->resp.res = NULL;
+	qp->resp.res_n = 0;
+}
+
+/* Error state: complete the receive WQEs with WR_FLUSH_ERR. */
+void sroce_resp_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
+	const struct sroce_recv_wqe *w;
+	struct sroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp,
+	};
+	u32 prod;
+
+	if (!q->hdr)
+		return;
+	spin_lock_bh(&qp->resp_lock);
+	qp->resp.res_pending = 0;
+	prod = sroce_ring_load_prod(q->hdr);
+	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+		prod = q->idx;
+	if (qp->resp.have_wqe && q->idx != prod) {
+		cqe.wr_id = qp->resp.rwqe.wr_id;
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, true);
+		q->idx++;
+		qp->resp.have_wqe = false;
+	}
+	while (q->idx != prod) {
+		w = sroce_queue_entry(q, q->idx);
+		cqe.wr_id = READ_ONCE(w->wr_id);
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, true);
+		q->idx++;
+	}
+	sroce_ring_store_cons(q->hdr, q->idx);
+	spin_unlock_bh(&qp->resp_lock);
+}

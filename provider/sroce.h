@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sroce provider objects. Each embeds the libibverbs object it stands for
+ * and is recovered from it with a to_*() conversion (container_of style).
+ * Objects are created with zalloc() and destroyed with zfree(); their
+ * members release what they own (mappings, locks) in their destructors.
+ */
+#ifndef SROCE_PROVIDER_H
+#define SROCE_PROVIDER_H
+
+#include "ring.h"
+#include "util.h"
+#include "verbs_private.h"
+
+#include <rdma/sroce-abi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace sroce
+{
+
+template <typename Outer, typename Inner> Outer *from_member(Inner *inner, size_t offset)
+{
+	return reinterpret_cast<Outer *>(reinterpret_cast<char *>(inner) - offset);
+}
+
+/*
+ * A command or response buffer for an ibv_cmd_* helper: libibverbs' part
+ * (Core) immediately followed by the driver's udata (Drv). The kernel's
+ * structs end in flexible arrays, so Core is kept as bytes and handed to
+ * libibverbs by pointer; size() is what the helper must be told.
+ */
+template <typename Core, typename Drv> struct WithUdata {
+	alignas(Core) unsigned char core[sizeof(Core)];
+	Drv drv;
+
+	Core *ibv() { return reinterpret_cast<Core *>(core); }
+	static constexpr size_t size() { return sizeof(Core) + sizeof(Drv); }
+};
+
+/* The udata must start right after the core part: no padding between. */
+template <typename T> constexpr bool udata_packed()
+{
+	return offsetof(T, drv) == sizeof(T::core);
+}
+
+struct Device {
+	verbs_device vdev;
+};
+
+/* Allocated (zeroed) by libibverbs, so trivially constructible. */
+struct Context {
+	verbs_context vctx;
+	sroce_alloc_ucontext_resp caps; /* what the kernel reported at open */
+	size_t page_size;
+};
+
+struct Pd {
+	ibv_pd ibpd;
+};
+
+struct Mr {
+	verbs_mr vmr;
+};
+
+struct Mw {
+	ibv_mw ibmw;
+};
+
+struct Ah {
+	ibv_ah ibah;
+	uint32_t ah_num = 0;
+	sroce_av av{}; /* resolved by the kernel at create time */
+};
+
+struct Cq {
+	verbs_cq vcq;
+	SpinLock lock;
+	ConsumerRing cq;
+	RingMapping mapping;
+	/* Extended polling (ibv_start_poll): the entry being read, a private copy. */
+	sroce_cqe cur{};
+	bool cur_valid = false;
+};
+
+/* A work queue the provider produces into: SQ, RQ or SRQ. */
+struct WorkQueue {
+	SpinLock lock;
+	ProducerRing pr;
+	RingMapping mapping;
+	uint32_t max_sge = 0;    /* per WQE, as granted and as the stride allows */
+	uint32_t max_inline = 0; /* send queue only */
+};
+
+struct Qp {
+	verbs_qp vqp;
+	WorkQueue sq;
+	WorkQueue rq; /* no ring when the QP uses an SRQ */
+	bool sq_sig_all = false;
+};
+
+struct Srq {
+	verbs_srq vsrq;
+	WorkQueue rq;
+};
+
+/* to_*() use offsetof, which needs standard-layout types. */
+static_assert(std::is_standard_layout_v<Device> && std::is_standard_layout_v<Context>);
+static_assert(std::is_standard_layout_v<Pd> && std::is_standard_layout_v<Mr> &&
+              std::is_standard_layout_v<Mw> && std::is_standard_layout_v<Ah>);
+static_assert(std::is_standard_layout_v<Cq> && std::is_standard_layout_v<Qp> &&
+              std::is_standard_layout_v<Srq>);
+/* libibverbs callocs the context and never runs a constructor. */
+static_assert(std::is_trivially_default_constructible_v<Context>);
+
+inline Context *to_ctx(ibv_context *ibctx)
+{
+	return from_member<Context>(ibctx, offsetof(Context, vctx.context));
+}
+
+inline Device *to_dev(ibv_device *ibdev)
+{
+	return from_member<Device>(ibdev, offsetof(Device, vdev.device));
+}
+
+inline Pd *to_pd(ibv_pd *ibpd)
+{
+	return from_member<Pd>(ibpd, offsetof(Pd, ibpd));
+}
+inline Mr *to_mr(verbs_mr *vmr)
+{
+	return from_member<Mr>(vmr, offsetof(Mr, vmr));
+}
+inline Mw *to_mw(ibv_mw *ibmw)
+{
+	return from_member<Mw>(ibmw, offsetof(Mw, ibmw));
+}
+inline Ah *to_ah(ibv_ah *ibah)
+{
+	return from_member<Ah>(ibah, offsetof(Ah, ibah));
+}
+inline Cq *to_cq(ibv_cq *ibcq)
+{
+	return from_member<Cq>(ibcq, offsetof(Cq, vcq.cq));
+}
+inline Cq *to_cq(ibv_cq_ex *ibcq)
+{
+	return from_member<Cq>(ibcq, offsetof(Cq, vcq.cq_ex));
+}
+inline Qp *to_qp(ibv_qp *ibqp)
+{
+	return from_member<Qp>(ibqp, offsetof(Qp, vqp.qp));
+}
+inline Srq *to_srq(ibv_srq *ibsrq)
+{
+	return from_member<Srq>(ibsrq, offsetof(Srq, vsrq.srq));
+}
+
+/* ---- Data path (post_send.cpp, post_recv.cpp, poll_cq.cpp) ------------- */
+
+int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
+int bind_mw(ibv_qp *ibqp, ibv_mw *mw, ibv_mw_bind *mw_bind);
+int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc);
+int req_notify_cq(ibv_cq *ibcq, int solicited_only);
+/* Installs the ibv_cq_ex polling callbacks for @wc_flags. */
+void cq_ex_set_ops(ibv_cq_ex *cq_ex, uint64_t wc_flags);
+
+/* ---- Control path (verbs_*.cpp) --------------------------------------- */
+
+int query_device_ex(ibv_context *ibctx, const ibv_query_device_ex_input *input,
+                    ibv_device_attr_ex *attr, size_t attr_size);
+int query_port(ibv_context *ibctx, uint8_t port, ibv_port_attr *attr);
+
+ibv_pd *alloc_pd(ibv_context *ibctx);
+int dealloc_pd(ibv_pd *ibpd);
+ibv_mr *reg_mr(ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va, int access);
+int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *ibpd, void *addr, size_t length, int access);
+int dereg_mr(verbs_mr *vmr);
+ibv_mw *alloc_mw(ibv_pd *ibpd, enum ibv_mw_type type);
+int dealloc_mw(ibv_mw *ibmw);
+ibv_ah *create_ah(ibv_pd *ibpd, ibv_ah_attr *attr);
+int destroy_ah(ibv_ah *ibah);
+
+ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel, int comp_vector);
+ibv_cq_ex *create_cq_ex(ibv_context *ibctx, ibv_cq_init_attr_ex *attr);
+int resize_cq(ibv_cq *ibcq, int cqe);
+int destroy_cq(ibv_cq *ibcq);
+
+ibv_qp *create_qp(ibv_pd *ibpd, ibv_qp_init_attr *attr);
+ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr);
+int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask);
+int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask, ibv_qp_init_attr *init_attr);
+int destroy_qp(ibv_qp *ibqp);
+
+ibv_srq *create_srq(ibv_pd *ibpd, ibv_srq_init_attr *attr);
+ibv_srq *create_srq_ex(ibv_context *ibctx, ibv_srq_init_attr_ex *attr);
+int modify_srq(ibv_srq *ibsrq, ibv_srq_attr *attr, int attr_mask);
+int query_srq(ibv_srq *ibsrq, ibv_srq_attr *attr);
+int destroy_srq(ibv_srq *ibsrq);
+
+} /* namespace sroce */
+
+#endif /* SROCE_PROVIDER_H */

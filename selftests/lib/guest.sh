@@ -1,0 +1,302 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Helpers for guest tests (sourced by every selftests/*.sh). A test runs in
+# both guests of a rig run at once, one half per role (a, b); the halves meet
+# through marker files in a per-test folder of the shared run folder.
+#
+# Environment (from tools/vm/run.sh, see Documentation/testing.rst):
+#   RIG_ROLE RIG_PEER_ROLE RIG_NGUESTS RIG_IFACE RIG_MTU
+#   RIG_IP4 RIG_IP4_PREFIX RIG_PEER_IP4 RIG_IP6 RIG_IP6_PREFIX RIG_PEER_IP6
+#   RIG_SHARED RIG_OUT RIG_REPO RIG_KERNEL
+# and from the runner (selftests/lib/runner.sh):
+#   RIG_SUITE RIG_DEV_TYPE RIG_PEER_DEV_TYPE RIG_TEST RIG_TEST_SYNC
+#   RIG_TEST_OUT RIG_TEST_TIMEOUT
+#
+# Exit status of a test half: 0 pass, 4 skip (rig_skip), anything else fails.
+
+KSFT_SKIP=4
+RIG_PEER_ROLE=${RIG_PEER_ROLE:-}
+RIG_TEST=${RIG_TEST:-$(basename "$0" .sh)}
+RIG_TEST_SYNC=${RIG_TEST_SYNC:-${RIG_SHARED:-/tmp}/sync/$RIG_TEST}
+RIG_TEST_OUT=${RIG_TEST_OUT:-${RIG_OUT:-/tmp}/tests/$RIG_TEST}
+RIG_DEV_TYPE=${RIG_DEV_TYPE:-rxe}
+RIG_PEER_DEV_TYPE=${RIG_PEER_DEV_TYPE:-rxe}
+mkdir -p "$RIG_TEST_SYNC" "$RIG_TEST_OUT"
+
+# Under TCG every exec costs 50-100 ms, so the polling helpers below use
+# builtins only: rig_sleep waits on a pipe that nobody writes to.
+exec {RIG_SLEEP_FD}<> <(:)
+rig_sleep() { read -rt "$1" -u "$RIG_SLEEP_FD" _ || true; }
+
+# --- messages and verdicts ----------------------------------------------
+
+rig_log() { echo "[$RIG_ROLE] $*"; }
+
+# rig_fail MESSAGE: end this half of the test as failed.
+rig_fail() {
+	rig_log "FAIL: $*"
+	echo "$*" >"$RIG_TEST_SYNC/$RIG_ROLE.reason"
+	exit 1
+}
+
+# rig_skip REASON: this half cannot run here (the whole test is reported as
+# "ok N name # SKIP REASON").
+rig_skip() {
+	rig_log "SKIP: $*"
+	echo "$*" >"$RIG_TEST_SYNC/$RIG_ROLE.skip"
+	exit "$KSFT_SKIP"
+}
+
+rig_is_a() { [ "$RIG_ROLE" = a ]; }
+rig_is_b() { [ "$RIG_ROLE" = b ]; }
+
+# rig_require_peer: skip unless a second guest is there.
+rig_require_peer() {
+	[ "${RIG_NGUESTS:-1}" = 2 ] || rig_skip "needs two guests"
+}
+
+# rig_require_cmd CMD...: skip when a tool is missing.
+rig_require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || rig_skip "$c not installed"
+	done
+}
+
+# rig_metric NAME VALUE UNIT: record a number for reports (tools/demo.sh).
+rig_metric() {
+	echo "${RIG_SUITE:-none} $RIG_TEST $1 $2 $3" >>"$RIG_OUT/metrics"
+	rig_log "metric $1 = $2 $3"
+}
+
+# --- running commands -------------------------------------------------------
+
+# rig_run SECONDS CMD...: run CMD with a time limit; its status is returned
+# (124 when it timed out, which is also logged).
+rig_run() {
+	local t=$1 rc
+	shift
+	timeout -k 3 "$t" "$@"
+	rc=$?
+	[ "$rc" = 124 ] && rig_log "timed out after ${t}s: $*"
+	return "$rc"
+}
+
+# rig_bg NAME SECONDS CMD...: start CMD in the background with a time limit,
+# output to $RIG_TEST_OUT/NAME.log; its pid is left in RIG_BG_PID.
+rig_bg() {
+	local name=$1 t=$2
+	shift 2
+	timeout -k 3 "$t" "$@" >"$RIG_TEST_OUT/$name.log" 2>&1 &
+	# shellcheck disable=SC2034 # for the caller
+	RIG_BG_PID=$!
+}
+
+# rig_bg_wait PID: wait for a rig_bg command and return its status.
+rig_bg_wait() {
+	local rc=0
+	wait "$1" || rc=$?
+	return "$rc"
+}
+
+# --- synchronisation with the peer --------------------------------------
+
+# rig_signal NAME [VALUE]: tell the peer that NAME happened (with a value).
+# Markers live in $RIG_TEST_SYNC as ROLE.m.NAME (the runner's own files there
+# are ROLE.start, ROLE.rc, ROLE.done, ROLE.reason, ROLE.skip, ROLE.time).
+rig_signal() {
+	local f=$RIG_TEST_SYNC/$RIG_ROLE.m.$1
+	echo "${2:-}" >"$f.val"
+	: >"$f"
+}
+
+# rig_wait NAME [SECONDS]: wait until the peer signalled NAME; prints its
+# value. Fails (status 1) after SECONDS (default 60) or when the peer's half
+# of the test ended without signalling.
+rig_wait() {
+	local f=$RIG_TEST_SYNC/$RIG_PEER_ROLE.m.$1 end=$((EPOCHSECONDS + ${2:-60}))
+	[ -n "$RIG_PEER_ROLE" ] || { rig_log "rig_wait $1: no peer"; return 1; }
+	until [ -e "$f" ]; do
+		if [ -e "$RIG_TEST_SYNC/$RIG_PEER_ROLE.done" ]; then
+			rig_log "peer ended without signalling $1"
+			return 1
+		fi
+		if [ "$EPOCHSECONDS" -ge "$end" ]; then
+			rig_log "timed out after ${2:-60}s waiting for the peer's $1"
+			return 1
+		fi
+		rig_sleep 0.2
+	done
+	local v=""
+	read -r v <"$f.val" || true
+	echo "$v"
+}
+
+# rig_barrier NAME [SECONDS]: signal NAME and wait for the peer's NAME.
+rig_barrier() {
+	rig_signal "$1"
+	rig_wait "$1" "${2:-60}" >/dev/null
+}
+
+# rig_tcp_listening PORT: true when a local TCP socket listens on PORT
+# (IPv4 or IPv6), from /proc/net/tcp{,6}.
+rig_tcp_listening() {
+	local hex f addr st
+	hex=$(printf '%04X' "$1")
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ addr _ st _; do
+			[ "$st" = 0A ] && [ "${addr##*:}" = "$hex" ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# rig_wait_listen PORT [SECONDS]: wait until a local TCP port listens.
+rig_wait_listen() {
+	local end=$((EPOCHSECONDS + ${2:-30}))
+	until rig_tcp_listening "$1"; do
+		if [ "$EPOCHSECONDS" -ge "$end" ]; then
+			rig_log "nothing listens on TCP port $1 after ${2:-30}s"
+			return 1
+		fi
+		rig_sleep 0.1
+	done
+}
+
+# --- RDMA devices -------------------------------------------------------
+
+# rig_load_module TYPE: load the RDMA driver TYPE (rxe or sroce) and its
+# dependencies. sroce.ko comes from the repo ($SROCE_KO overrides).
+rig_load_module() {
+	case "$1" in
+	rxe)
+		[ -d /sys/module/rdma_rxe ] || modprobe rdma_rxe || rig_fail "modprobe rdma_rxe failed"
+		;;
+	sroce)
+		local ko=${SROCE_KO:-$RIG_REPO/sroce.ko} m
+		[ -f "$ko" ] || rig_skip "no $ko (the module is not built)"
+		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
+			[ -d "/sys/module/$m" ] || modprobe "$m" || rig_fail "modprobe $m failed"
+		done
+		if [ ! -d /sys/module/sroce ]; then
+			insmod "$ko" || rig_fail "insmod $ko failed"
+		fi
+		;;
+	*)
+		rig_fail "unknown device type $1"
+		;;
+	esac
+}
+
+# rig_use_sroce_provider: make libibverbs load the provider from the build
+# tree (the guest's root is read-only, so /etc/libibverbs.d is left alone).
+rig_use_sroce_provider() {
+	local lib=$RIG_REPO/build/provider/libsroce
+	[ -f "$lib-rdmav34.so" ] || rig_skip "no $lib-rdmav34.so (the provider is not built)"
+	export RDMAV_DRIVERS=$lib
+}
+
+# rig_add_link NAME TYPE [NETDEV]: create RDMA device NAME of TYPE on NETDEV
+# (default $RIG_IFACE) unless it exists; waits until its port is ACTIVE.
+rig_add_link() {
+	local name=$1 type=$2 netdev=${3:-$RIG_IFACE} st
+	if [ ! -e "/sys/class/infiniband/$name" ]; then
+		rdma link add "$name" type "$type" netdev "$netdev" ||
+			rig_fail "rdma link add $name type $type netdev $netdev failed"
+	fi
+	for _ in $(seq 1 100); do
+		st=""
+		read -r st <"/sys/class/infiniband/$name/ports/1/state" 2>/dev/null
+		case "$st" in
+		*ACTIVE*) return 0 ;;
+		esac
+		rig_sleep 0.1
+	done
+	rig_fail "$name: port 1 not ACTIVE after 10s"
+}
+
+# rig_setup_dev [TYPE]: load the driver and create this guest's device of
+# TYPE (default: the suite's $RIG_DEV_TYPE for this role). Sets and exports
+# RIG_DEV (device name, e.g. rxe0). Safe to call in every test: the device is
+# created once per boot.
+rig_setup_dev() {
+	local type=${1:-$RIG_DEV_TYPE}
+	rig_load_module "$type"
+	[ "$type" = sroce ] && rig_use_sroce_provider
+	RIG_DEV=${type}0
+	export RIG_DEV
+	rig_add_link "$RIG_DEV" "$type"
+}
+
+# rig_gid_of ADDR: the GID sysfs shows for an IPv4 or IPv6 address
+# (IPv4 as ::ffff:a.b.c.d), eight groups of four lower-case hex digits.
+rig_gid_of() {
+	local a=$1 head tail n g out=() h=() t=()
+	if [[ "$a" == *.*.*.* ]]; then
+		local IFS=.
+		# shellcheck disable=SC2086
+		set -- $a
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+		return
+	fi
+	if [[ "$a" == *::* ]]; then
+		head=${a%%::*}
+		tail=${a#*::}
+	else
+		head=$a
+		tail=
+	fi
+	IFS=: read -ra h <<<"$head"
+	IFS=: read -ra t <<<"$tail"
+	n=$((8 - ${#h[@]} - ${#t[@]}))
+	for g in "${h[@]}"; do out+=("$(printf %04x "0x$g")"); done
+	while [ "$n" -gt 0 ]; do
+		out+=(0000)
+		n=$((n - 1))
+	done
+	for g in "${t[@]}"; do out+=("$(printf %04x "0x$g")"); done
+	(IFS=:; echo "${out[*]}")
+}
+
+# rig_gid_index DEV ADDR [TYPE]: index of the GID of ADDR with GID type TYPE
+# (default "RoCE v2"; or "IB/RoCE v1") on port 1 of DEV. Waits up to 10 s
+# for the GID table to catch up with the addresses. The table is read in
+# index order and the scan ends after 32 empty entries in a row (rxe's table
+# has 1024 entries).
+rig_gid_index() {
+	local dev=$1 gid want=${3:-RoCE v2} d n v ty empty end
+	gid=$(rig_gid_of "$2")
+	d=/sys/class/infiniband/$dev/ports/1
+	end=$((EPOCHSECONDS + 10))
+	while :; do
+		n=0
+		empty=0
+		while [ -e "$d/gids/$n" ] && [ "$empty" -lt 32 ]; do
+			v=""
+			read -r v <"$d/gids/$n" 2>/dev/null
+			if [ "$v" = "$gid" ]; then
+				ty=""
+				read -r ty <"$d/gid_attrs/types/$n" 2>/dev/null
+				if [ "$ty" = "$want" ]; then
+					echo "$n"
+					return 0
+				fi
+			fi
+			case "$v" in
+			0000:0000:0000:0000:0000:0000:0000:0000 | "") empty=$((empty + 1)) ;;
+			*) empty=0 ;;
+			esac
+			n=$((n + 1))
+		done
+		[ "$EPOCHSECONDS" -ge "$end" ] && break
+		rig_sleep 0.2
+	done
+	rig_log "$dev: no $want GID for $2 ($gid)"
+	return 1
+}
+
+# rig_active_mtu DEV: the port's active MTU in bytes (from ibv_devinfo).
+rig_active_mtu() {
+	ibv_devinfo -d "$1" -i 1 | awk '/active_mtu:/ { print $2; exit }'
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# perftest (ib_*_bw, ib_*_lat) between the two guests, for guest tests.
+# Source after lib/guest.sh. Guest a runs the server, guest b the client.
+#
+#   perf_pair NAME SECONDS TOOL ARG...
+#       runs TOOL ARG... as server (a) and client of $RIG_PEER_IP4 (b) with
+#       the same arguments; the output of this guest's side is left in
+#       $PERF_LOG; returns the tool's exit status (1 if the halves could not
+#       meet). NAME must be unique within the test (it names the markers).
+#   perf_bw_row LOG SIZE      -> "PEAK AVG MSGRATE" of the result row
+#   perf_lat_row LOG SIZE     -> "MIN MAX TYPICAL AVG" of the result row
+
+PERF_PORT=${PERF_PORT:-18515}
+
+perf_pair() {
+	local name=$1 t=$2 rc
+	shift 2
+	PERF_LOG=$RIG_TEST_OUT/$name.$RIG_ROLE.log
+	if rig_is_a; then
+		timeout -k 3 "$t" "$@" -p "$PERF_PORT" >"$PERF_LOG" 2>&1 &
+		local pid=$!
+		if ! rig_wait_listen "$PERF_PORT" 30; then
+			kill "$pid" 2>/dev/null
+			wait "$pid"
+			return 1
+		fi
+		rig_signal "listen-$name"
+		rc=0
+		wait "$pid" || rc=$?
+	else
+		rig_wait "listen-$name" 90 >/dev/null || return 1
+		rc=0
+		timeout -k 3 "$t" "$@" -p "$PERF_PORT" "$RIG_PEER_IP4" >"$PERF_LOG" 2>&1 || rc=$?
+	fi
+	sed 's/^/    /' "$PERF_LOG"
+	[ "$rc" = 124 ] && rig_log "$1 timed out after ${t}s"
+	if grep -qiE 'completion with error|failed status|couldn.t|unable to|error' "$PERF_LOG"; then
+		rig_log "$1 reported an error"
+		[ "$rc" = 0 ] && rc=1
+	fi
+	return "$rc"
+}
+
+# The numbers after "SIZE ITERATIONS" on the result row of a perftest log.
+perf_row() {
+	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 5 { $1 = ""; $2 = ""; print; exit }' "$1"
+}
+
+perf_bw_row() {
+	local r
+	r=$(perf_row "$1" "$2")
+	[ -n "$r" ] || return 1
+	# shellcheck disable=SC2086
+	set -- $r
+	echo "$1 $2 $3"
+}
+
+perf_lat_row() {
+	local r
+	r=$(perf_row "$1" "$2")
+	[ -n "$r" ] || return 1
+	# shellcheck disable=SC2086
+	set -- $r
+	echo "$1 $2 $3 $4"
+}
+
+# is_positive NUMBER: a finite number above zero.
+is_positive() {
+	awk -v v="$1" 'BEGIN { exit !(v ~ /^[0-9]+(\.[0-9]+)?$/ && v + 0 > 0) }'
+}

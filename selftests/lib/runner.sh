@@ -1,0 +1,213 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Runs the guest test suite in one guest of a rig run:
+#
+#   runner.sh ROLE TEST...       (from selftests/Makefile: run_tests, run_peer)
+#
+# Both guests run the same list in the same order, one half of each test per
+# guest, in lockstep: before a test both halves meet at a start marker, after
+# it each writes its status into the test's sync folder, and guest a (the
+# reporter) combines the two statuses into one KTAP line. A test half that
+# outlives its time limit is killed, and a half whose peer has already failed
+# or skipped is stopped after a short grace time, so that one broken test
+# cannot hang the rest of the suite.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dir=$(cd "$here/.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$here/ktap.sh"
+
+role=${1:?usage: runner.sh ROLE TEST...}
+shift
+tests=("$@")
+peer=${RIG_PEER_ROLE:-}
+[ "${RIG_NGUESTS:-1}" = 2 ] || peer=""
+export RIG_ROLE=$role RIG_PEER_ROLE=$peer
+export RIG_SHARED=${RIG_SHARED:-/tmp/rig}
+export RIG_OUT=${RIG_OUT:-$RIG_SHARED/$role}
+export RIG_SUITE=${RIG_SUITE:-local}
+type_var=RIG_DEV_TYPE_${role^^}
+peer_type_var=RIG_DEV_TYPE_${peer^^}
+export RIG_DEV_TYPE=${!type_var:-${RIG_DEV_TYPE:-rxe}}
+if [ -n "$peer" ]; then
+	export RIG_PEER_DEV_TYPE=${!peer_type_var:-rxe}
+else
+	export RIG_PEER_DEV_TYPE=""
+fi
+mkdir -p "$RIG_OUT"
+
+timeout=300
+if [ -f "$dir/settings" ]; then
+	t=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$dir/settings")
+	[ -n "$t" ] && timeout=$t
+fi
+start_wait=90
+peer_grace=10
+patterns=${RIG_REPO:-$dir/..}/tools/vm/splat-patterns
+
+now() { echo "$EPOCHSECONDS"; }
+# Sleep without an exec (each costs 50-100 ms under TCG).
+exec {sleep_fd}<> <(:)
+nap() { read -rt "$1" -u "$sleep_fd" _ || true; }
+
+# First kernel splat in the dmesg lines after line $1, as "LABEL: line".
+new_splat() {
+	local from=$1 label re line log
+	[ -f "$patterns" ] || return 1
+	log=$(dmesg 2>/dev/null | tail -n +"$((from + 1))")
+	[ -n "$log" ] || return 1
+	while IFS=$'\t' read -r label re; do
+		case "$label" in '#'* | '') continue ;; esac
+		line=$(grep -E -m 1 -- "$re" <<<"$log") || continue
+		echo "$label in dmesg: ${line#\[*\] }"
+		return 0
+	done <"$patterns"
+	return 1
+}
+
+# Per-test time limit: "# timeout: N" in the test script, else settings.
+test_timeout() {
+	local t
+	t=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$1" | head -n 1)
+	echo "${t:-$timeout}"
+}
+
+# Run this guest's half of test $2 (script $1) in sync folder $3; prints
+# nothing, leaves the status in $3/$role.done.
+run_half() {
+	local script=$1 name=$2 sync=$3 limit pid rc="" t0 before peer_rc aborted=""
+	limit=$(test_timeout "$script")
+	export RIG_TEST=$name RIG_TEST_SYNC=$sync RIG_TEST_TIMEOUT=$limit
+	export RIG_TEST_OUT=$RIG_OUT/tests/$name
+	mkdir -p "$RIG_TEST_OUT"
+	before=$(dmesg 2>/dev/null | wc -l)
+	before=${before:-0}
+	t0=$(now)
+	# timeout(1) puts itself and the test in a process group of their own.
+	timeout -k 5 "$limit" bash "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 </dev/null &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -n "$peer" ] && [ -z "$aborted" ] && [ -e "$sync/$peer.done" ]; then
+			peer_rc=1
+			read -r peer_rc <"$sync/$peer.rc"
+			if [ "$peer_rc" != 0 ]; then
+				aborted=$(($(now) + peer_grace))
+			fi
+		fi
+		if [ -n "$aborted" ] && [ "$(now)" -ge "$aborted" ]; then
+			echo "[$role] stopped: the peer's half ended with status $peer_rc" \
+				>>"$RIG_TEST_OUT/$role.log"
+			kill -KILL -- "-$pid" 2>/dev/null
+			kill -KILL "$pid" 2>/dev/null
+			break
+		fi
+		nap 0.2
+	done
+	wait "$pid" 2>/dev/null
+	rc=$?
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ] && [ -z "$aborted" ]; then
+		echo "[$role] timed out after ${limit}s" >>"$RIG_TEST_OUT/$role.log"
+		echo "timed out after ${limit}s" >"$sync/$role.reason"
+	fi
+	if [ -n "$aborted" ]; then
+		# The peer's verdict decides (skip or fail); ours is "stopped".
+		rc=$peer_rc
+		[ "$rc" = "$KSFT_SKIP" ] || rc=1
+	fi
+	if splat=$(new_splat "$before"); then
+		echo "[$role] kernel: $splat" >>"$RIG_TEST_OUT/$role.log"
+		echo "kernel: $splat" >"$sync/$role.reason"
+		rc=1
+	fi
+	echo "$(($(now) - t0))" >"$sync/$role.time"
+	echo "$rc" >"$sync/$role.rc"
+	: >"$sync/$role.done"
+}
+
+# Wait for the peer's status of the test in $1 (bounded); prints it.
+peer_status() {
+	local sync=$1 limit=$2 end
+	end=$(($(now) + limit))
+	until [ -e "$sync/$peer.done" ]; do
+		[ "$(now)" -ge "$end" ] && { echo none; return; }
+		nap 0.2
+	done
+	cat "$sync/$peer.rc"
+}
+
+peer_gone=""
+report() {
+	[ "$role" = a ] || return 0
+	"$@"
+}
+
+report ktap_header
+report ktap_plan "${#tests[@]}"
+report ktap_diag "suite ${RIG_SUITE}: a=${RIG_DEV_TYPE} b=${RIG_PEER_DEV_TYPE:-none}, kernel $(uname -r)"
+n=0
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	name=${t%.sh}
+	script=$dir/$t
+	sync=$RIG_SHARED/sync/$(printf %02d "$n")-$name
+	mkdir -p "$sync"
+	if [ ! -f "$script" ]; then
+		report ktap_diag "$t: no such test"
+		report ktap_fail "$name"
+		continue
+	fi
+	# Meet the peer (it may still be finishing the previous test).
+	if [ -n "$peer" ]; then
+		now >"$sync/$role.start"
+		end=$(($(now) + start_wait))
+		until [ -e "$sync/$peer.start" ] || [ -n "$peer_gone" ]; do
+			if [ "$(now)" -ge "$end" ]; then
+				peer_gone=1
+				break
+			fi
+			nap 0.2
+		done
+		if [ -n "$peer_gone" ]; then
+			report ktap_diag "$name: guest $peer did not come to the start of the test"
+			report ktap_fail "$name"
+			continue
+		fi
+	fi
+	run_half "$script" "$name" "$sync"
+	rc=$(cat "$sync/$role.rc")
+	prc=0
+	if [ -n "$peer" ]; then
+		prc=$(peer_status "$sync" "$(($(test_timeout "$script") + 30))")
+	fi
+	if [ "$role" != a ]; then
+		echo "# [$role] $name: status $rc (peer $prc)"
+		sed 's/^/# /' "$RIG_TEST_OUT/$role.log"
+		continue
+	fi
+	sed 's/^/# /' "$RIG_TEST_OUT/$role.log"
+	if [ -n "$peer" ] && [ "$prc" != 0 ]; then
+		sed 's/^/# /' "$RIG_SHARED/$peer/tests/$name/$peer.log" 2>/dev/null
+	fi
+	if [ "$prc" = none ]; then
+		ktap_diag "$name: guest $peer did not report its half"
+		ktap_fail "$name"
+	elif [ "$rc" != 0 ] && [ "$rc" != "$KSFT_SKIP" ] ||
+		[ "$prc" != 0 ] && [ "$prc" != "$KSFT_SKIP" ]; then
+		for r in "$role" "$peer"; do
+			[ -n "$r" ] && [ -f "$sync/$r.reason" ] &&
+				ktap_diag "$name: [$r] $(cat "$sync/$r.reason")"
+		done
+		ktap_fail "$name"
+	elif [ "$rc" = "$KSFT_SKIP" ] || [ "$prc" = "$KSFT_SKIP" ]; then
+		reason=$(cat "$sync/$role.skip" "$sync/$peer.skip" 2>/dev/null | head -n 1)
+		ktap_skip "$name" "${reason:-skipped}"
+	else
+		ktap_pass "$name"
+	fi
+done
+report ktap_totals
+if [ "$role" = a ]; then
+	[ "$KTAP_FAIL" = 0 ]
+fi

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Static checks, one KTAP test line per check:
+#   checkpatch    scripts/checkpatch.pl --strict on kernel/**/*.[ch] and
+#                 include/uapi/**/*.h; justified exceptions are listed in
+#                 tools/checkpatch-ignore.txt
+#   sparse        the module built with C=2 W=1 (sparse and the extra gcc
+#                 warnings): any warning in our files fails
+#   clang-format  --dry-run --Werror on the C++ sources of provider/, tests/
+#                 and tools/ (the repo's .clang-format)
+#   shell         shellcheck on the project's bash and busybox sh scripts
+# A check with nothing to look at yet is reported as skipped.
+#
+#   tools/lint.sh [CHECK...]      (default: all four)
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$repo/selftests/lib/ktap.sh"
+
+checkpatch=${CHECKPATCH:-/usr/src/linux-source-6.1/scripts/checkpatch.pl}
+ignore_file=$here/checkpatch-ignore.txt
+work=$repo/out/lint
+checks=("$@")
+[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse clang-format shell)
+
+cd "$repo" || exit 1
+mkdir -p "$work"
+
+# Files tracked or not, without build trees. Prints paths relative to repo.
+src_files() {
+	find "$@" -type f 2>/dev/null | grep -v -e '^build/' -e '^out/' -e '/\.' | LC_ALL=C sort
+}
+
+kernel_sources() {
+	{
+		src_files kernel | grep -E '\.[ch]$'
+		src_files include/uapi | grep -E '\.h$'
+	} | LC_ALL=C sort -u
+}
+
+# checkpatch-ignore.txt: "TYPE reason..." ignores TYPE everywhere,
+# "path:TYPE reason..." in one file only. Prints the types for file $1.
+ignored_types() {
+	local file=$1 what _
+	[ -f "$ignore_file" ] || return 0
+	while read -r what _; do
+		case "$what" in
+		'' | '#'*) continue ;;
+		*:*) [ "${what%%:*}" = "$file" ] && echo "${what#*:}" ;;
+		*) echo "$what" ;;
+		esac
+	done <"$ignore_file" | paste -sd, -
+}
+
+check_checkpatch() {
+	local files f ign out bad=0 n=0
+	mapfile -t files < <(kernel_sources)
+	if [ ${#files[@]} -eq 0 ]; then
+		ktap_skip checkpatch "no kernel sources yet"
+		return
+	fi
+	if [ ! -x "$checkpatch" ]; then
+		ktap_diag "checkpatch: $checkpatch missing (tools/setup.sh extracts linux-source-6.1)"
+		ktap_fail checkpatch
+		return
+	fi
+	for f in "${files[@]}"; do
+		n=$((n + 1))
+		ign=$(ignored_types "$f")
+		# Run outside the repo: checkpatch caches CamelCase words in
+		# ./.checkpatch-camelcase.git.* when it finds ./.git.
+		out=$(cd "$work" && "$checkpatch" --strict --no-tree --terse --show-types \
+			--no-summary ${ign:+--ignore "$ign"} -f "$repo/$f" 2>&1)
+		if [ -n "$out" ]; then
+			bad=$((bad + 1))
+			out=${out//"$repo/"/}
+			echo "# ${out//$'\n'/$'\n'# }"
+		fi
+	done
+	ktap_diag "checkpatch: $n files, $bad with findings"
+	if [ "$bad" = 0 ]; then ktap_pass checkpatch; else ktap_fail checkpatch; fi
+}
+
+# kbuild writes objects next to the sources: build a copy of the module's
+# sources under out/ so that this check never races with a build of the
+# work tree, and map the paths back in its messages.
+check_sparse() {
+	local kdir tree log warn rc=0
+	if ! src_files kernel | grep -qE '\.c$' || [ ! -f Kbuild ]; then
+		ktap_skip sparse "no kernel sources yet"
+		return
+	fi
+	kdir=${KDIR:-$(bash "$here/kdir.sh" 2>/dev/null)}
+	if [ -z "$kdir" ] || [ ! -d "$kdir" ]; then
+		ktap_diag "sparse: no kernel build tree (install linux-headers-amd64 or set KDIR)"
+		ktap_fail sparse
+		return
+	fi
+	if ! command -v sparse >/dev/null; then
+		ktap_diag "sparse: not installed (tools/setup.sh)"
+		ktap_fail sparse
+		return
+	fi
+	tree=$work/sparse-tree
+	log=$work/sparse.log
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	cp Kbuild Makefile "$tree/"
+	tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod*' \
+		kernel include | tar -C "$tree" -xf -
+	make -C "$kdir" M="$tree" C=2 W=1 modules >"$log" 2>&1 || rc=$?
+	sed -i "s|$tree/||g" "$log"
+	warn=$(grep -E '^(\./)?(kernel|include)/[^:]+:[0-9]+(:[0-9]+)?: (warning|error|note)' "$log")
+	if [ -n "$warn" ]; then
+		echo "# ${warn//$'\n'/$'\n'# }"
+		ktap_diag "sparse: $(echo "$warn" | grep -c .) warning lines from our files"
+		ktap_fail sparse
+	elif [ "$rc" != 0 ]; then
+		tail -n 20 "$log" | sed 's/^/# /'
+		ktap_diag "sparse: the build failed (make exit $rc)"
+		ktap_fail sparse
+	else
+		ktap_diag "sparse: clean ($(grep -c '^  CHECK' "$log") files checked with $(basename "$kdir"))"
+		ktap_pass sparse
+	fi
+}
+
+# C++ sources; a .h counts as C++ when it uses C++-only syntax.
+cxx_files() {
+	local f
+	src_files provider tests tools | while read -r f; do
+		case "$f" in
+		*.cc | *.cpp | *.cxx | *.hpp | *.hh) echo "$f" ;;
+		*.h)
+			grep -qE '^\s*(namespace|template\s*<|class\s+\w+|using\s+\w+\s*=)|\b(constexpr|nullptr|std::|static_cast<)' "$f" &&
+				echo "$f"
+			;;
+		esac
+	done
+}
+
+check_clang_format() {
+	local files out
+	mapfile -t files < <(cxx_files)
+	if [ ${#files[@]} -eq 0 ]; then
+		ktap_skip clang-format "no C++ sources yet"
+		return
+	fi
+	if ! command -v clang-format >/dev/null; then
+		ktap_diag "clang-format: not installed (tools/setup.sh)"
+		ktap_fail clang-format
+		return
+	fi
+	out=$(clang-format --style=file --dry-run --Werror "${files[@]}" 2>&1)
+	if [ -n "$out" ]; then
+		echo "$out" | grep -E ': (error|warning):' | sed 's/^/# /' | head -n 60
+		ktap_diag "clang-format: $(echo "$out" | grep -cE ': (error|warning):') findings in ${#files[@]} files (fix: clang-format -i FILE)"
+		ktap_fail clang-format
+	else
+		ktap_diag "clang-format: ${#files[@]} files clean"
+		ktap_pass clang-format
+	fi
+}
+
+shell_files() {
+	local f
+	src_files tools selftests .ci | while read -r f; do
+		case "$f" in
+		*.sh | .ci/run) echo "$f" ;;
+		*) head -n 1 "$f" 2>/dev/null | grep -qE '^#!.*\b(ba)?sh\b' && echo "$f" ;;
+		esac
+	done
+}
+
+check_shellcheck() {
+	local files out
+	mapfile -t files < <(shell_files)
+	if [ ${#files[@]} -eq 0 ]; then
+		ktap_skip shell "no shell scripts"
+		return
+	fi
+	if ! command -v shellcheck >/dev/null; then
+		ktap_diag "shellcheck: not installed (tools/setup.sh)"
+		ktap_fail shell
+		return
+	fi
+	# Warnings and errors fail; style notes are left to the author.
+	out=$(shellcheck -x -S warning -f gcc "${files[@]}" 2>&1)
+	if [ -n "$out" ]; then
+		echo "$out" | sed 's/^/# /' | head -n 60
+		ktap_diag "shellcheck: $(echo "$out" | grep -c .) findings in ${#files[@]} scripts"
+		ktap_fail shell
+	else
+		ktap_diag "shellcheck: ${#files[@]} scripts clean"
+		ktap_pass shell
+	fi
+}
+
+ktap_header
+ktap_plan "${#checks[@]}"
+for c in "${checks[@]}"; do
+	case "$c" in
+	checkpatch) check_checkpatch ;;
+	sparse) check_sparse ;;
+	clang-format) check_clang_format ;;
+	shell) check_shellcheck ;;
+	*)
+		ktap_diag "unknown check $c"
+		ktap_fail "$c"
+		;;
+	esac
+done
+ktap_totals
+[ "$KTAP_FAIL" = 0 ]

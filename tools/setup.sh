@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Install what building and testing sroce needs, from Debian packages, on a
+# Debian bookworm machine. Idempotent: when everything is present it only
+# checks (dpkg-query) and prints one line (nothing with --quiet).
+#
+#   tools/setup.sh [--quiet] [--need PKG...] [--kernel-6.12]
+#
+#   --need PKG...   install only these packages (e.g. the Makefile's
+#                   "tools/setup.sh --quiet --need cmake")
+#   --kernel-6.12   also install the 6.12 LTS kernel image and headers
+#                   (linux-image-6.12-amd64, linux-headers-6.12-amd64) as a
+#                   second guest kernel
+#   --quiet         print nothing unless something is installed or fails
+#
+# Also extracts the linux-source-6.1 tarball to /usr/src/linux-source-6.1
+# (tools/lint.sh runs its scripts/checkpatch.pl).
+set -euo pipefail
+
+# Building: module (kbuild + headers), provider and host tests (cmake, g++,
+# googletest, rdma-core headers). Linting: sparse, clang-format, shellcheck,
+# checkpatch (linux-source). Guests: qemu, busybox-static, a Debian kernel,
+# cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
+# from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump).
+PACKAGES=(
+	build-essential libelf-dev
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	cmake g++ pkg-config googletest libgtest-dev
+	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
+	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
+	sparse clang-format shellcheck
+	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
+	procps util-linux coreutils gawk
+)
+KERNEL_612=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
+
+quiet=0
+need=()
+want612=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quiet | -q) quiet=1 ;;
+	--kernel-6.12) want612=1 ;;
+	--need)
+		shift
+		while [ $# -gt 0 ] && [[ "$1" != -* ]]; do
+			need+=("$1")
+			shift
+		done
+		continue
+		;;
+	-h | --help)
+		sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "setup: unknown argument $1 (see --help)" >&2
+		exit 2
+		;;
+	esac
+	shift
+done
+
+say() { [ "$quiet" = 1 ] || echo "setup: $*"; }
+die() {
+	echo "setup: error: $*" >&2
+	exit 1
+}
+
+if [ ${#need[@]} -gt 0 ]; then
+	wanted=("${need[@]}")
+else
+	wanted=("${PACKAGES[@]}")
+	[ "$want612" = 0 ] || wanted+=("${KERNEL_612[@]}")
+fi
+
+# Packages that are not installed ("install ok installed" is the only state
+# that counts: half-configured or removed-with-config ones are missing).
+missing=()
+for p in "${wanted[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	[ "$(id -u)" = 0 ] || die "not root: cannot install ${missing[*]} (run as root)"
+	command -v apt-get >/dev/null || die "no apt-get: sroce's tools expect Debian bookworm"
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	log=$(mktemp)
+	trap 'rm -f "$log"' EXIT
+	if ! apt-get update -q >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "apt-get update failed"
+	fi
+	if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "apt-get install ${missing[*]} failed"
+	fi
+	say "installed ${#missing[@]} package(s)"
+fi
+
+# checkpatch.pl and friends come from the kernel source tarball.
+if [ ${#need[@]} -eq 0 ] && [ ! -x /usr/src/linux-source-6.1/scripts/checkpatch.pl ]; then
+	set -- /usr/src/linux-source-6.1.tar.*
+	tarball=$1
+	[ -e "$tarball" ] || die "linux-source-6.1 is installed but its tarball is missing"
+	[ -w /usr/src ] || die "cannot write /usr/src to extract $tarball (run as root)"
+	echo "setup: extracting $tarball (about a minute)"
+	tar -C /usr/src -xf "$tarball" || die "cannot extract $tarball"
+fi
+
+if [ ${#need[@]} -eq 0 ]; then
+	set -- /boot/vmlinuz-6.1.*-amd64
+	[ -e "$1" ] || die "no /boot/vmlinuz-6.1.*-amd64 although linux-image-amd64 is installed"
+	say "all ${#wanted[@]} packages present"
+fi

@@ -1,0 +1,252 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Every test of the project, in order (what "make test" and .ci/run run):
+#   1. setup        tools/setup.sh (installs missing Debian packages)
+#   2. build        sroce.ko for the guest kernel, then the CMake tree
+#                   (provider, host unit tests); parts not in the tree yet
+#                   are reported as skipped, not built
+#   3. unit         ctest in build/ (one case per test)
+#   4. lint         tools/lint.sh (one case per check)
+#   5. rig          tools/vm/selftest.sh: the test rig's own self-tests
+#   6. guests       tools/vm/suite.sh for each suite in GUEST_SUITES (one
+#                   case per KTAP test line, plus the rig's verdict)
+# Prints a result per step and ends with "N passed, N failed"; exits
+# non-zero when anything failed.
+#
+#   tools/test-all.sh [--no-guests] [--no-rig] [--suites "rxe-rxe ..."]
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cd "$repo" || exit 1
+
+# Guest suites, each one boot of a guest pair (tools/vm/suite.sh SUITE runs
+# selftests/ with device TYPE_A in guest a and TYPE_B in guest b). A suite
+# that needs sroce is skipped while sroce.ko is not built. To add one, add
+# its name here, e.g. sroce-sroce or sroce-rxe.
+GUEST_SUITES=(rxe-rxe)
+
+guests=1
+rig=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--no-guests) guests=0 ;;
+	--no-rig) rig=0 ;;
+	--suites) read -ra GUEST_SUITES <<<"${2?}"; shift ;;
+	-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "test-all: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+logs=$repo/out/test-all
+rm -rf "$logs"
+mkdir -p "$logs"
+passed=0
+failed=0
+skipped=0
+failures=()
+t_start=$EPOCHSECONDS
+
+step() { printf '== %-28s ' "$1"; }
+took() { echo "$((EPOCHSECONDS - $1)) s"; }
+
+# case_result NAME STATUS [DETAIL]: STATUS pass, fail or skip.
+case_result() {
+	case "$2" in
+	pass) passed=$((passed + 1)) ;;
+	skip) skipped=$((skipped + 1)) ;;
+	*)
+		failed=$((failed + 1))
+		failures+=("$1${3:+: $3}")
+		;;
+	esac
+}
+
+# Count the KTAP results in file $2 as cases named "$1: TEST"; a plan that
+# is not met counts the missing tests as failures. Leaves "P passed, F
+# failed, S skipped" in $summary.
+count_ktap() {
+	local prefix=$1 file=$2 line name plan=0 seen=0 p=0 f=0 s=0
+	while IFS= read -r line; do
+		case "$line" in
+		1..*) plan=${line#1..} ;;
+		"ok "*"# SKIP"*)
+			name=${line#ok * }
+			case_result "$prefix: ${name%% # SKIP*}" skip
+			s=$((s + 1))
+			seen=$((seen + 1))
+			;;
+		"ok "*)
+			case_result "$prefix: ${line#ok * }" pass
+			p=$((p + 1))
+			seen=$((seen + 1))
+			;;
+		"not ok "*)
+			name=${line#not ok }
+			case_result "$prefix: ${name#* }" fail
+			f=$((f + 1))
+			seen=$((seen + 1))
+			;;
+		esac
+	done <"$file"
+	if [[ "$plan" =~ ^[0-9]+$ ]] && [ "$seen" -lt "$plan" ]; then
+		case_result "$prefix" fail "$((plan - seen)) of $plan tests did not report"
+		f=$((f + plan - seen))
+	fi
+	summary="$p passed, $f failed, $s skipped"
+}
+
+# show_failures FILE: the failed KTAP lines and their diagnostics.
+show_failures() {
+	grep -E '^(not ok|# )' "$1" | grep -vE '^#   ' | tail -n 40 | sed 's/^/     /'
+}
+
+# --- 1. setup ---------------------------------------------------------------
+step setup
+t=$EPOCHSECONDS
+if bash tools/setup.sh --quiet >"$logs/setup.log" 2>&1; then
+	echo "ok ($(took "$t"))"
+	case_result setup pass
+else
+	echo "FAILED ($(took "$t"))"
+	sed 's/^/     /' "$logs/setup.log" | tail -n 20
+	case_result setup fail
+fi
+
+# --- 2. build ---------------------------------------------------------------
+guest_kernel=$(bash tools/vm/run.sh --print-kernel 2>/dev/null)
+module_built=0
+step "build: sroce.ko"
+t=$EPOCHSECONDS
+if ! ls kernel/*.c >/dev/null 2>&1; then
+	echo "SKIP (no kernel sources in the tree yet)"
+	case_result module skip
+elif [ -z "$guest_kernel" ] || [ ! -d "/lib/modules/$guest_kernel/build" ]; then
+	echo "FAILED (no headers for the guest kernel ${guest_kernel:-?})"
+	case_result module fail "no kernel headers"
+elif make -s module KDIR="/lib/modules/$guest_kernel/build" >"$logs/module.log" 2>&1; then
+	echo "ok for $guest_kernel ($(took "$t"))"
+	case_result module pass
+	module_built=1
+else
+	echo "FAILED ($(took "$t"), $logs/module.log)"
+	grep -iE 'error|warning' "$logs/module.log" | head -n 20 | sed 's/^/     /'
+	case_result module fail
+fi
+
+step "build: cmake (provider, tests)"
+t=$EPOCHSECONDS
+cmake_ok=0
+parts=()
+[ -f provider/CMakeLists.txt ] && parts+=(provider)
+[ -f tests/CMakeLists.txt ] && parts+=(unit-tests)
+[ -f tools/CMakeLists.txt ] && parts+=(tools)
+if [ ! -f CMakeLists.txt ]; then
+	echo "SKIP (no CMakeLists.txt)"
+	case_result cmake skip
+elif make -s provider >"$logs/cmake.log" 2>&1; then
+	echo "ok: ${parts[*]:-nothing to build yet} ($(took "$t"))"
+	case_result cmake pass
+	cmake_ok=1
+else
+	echo "FAILED ($(took "$t"), $logs/cmake.log)"
+	grep -iE 'error' "$logs/cmake.log" | head -n 20 | sed 's/^/     /'
+	case_result cmake fail
+fi
+[ -f provider/CMakeLists.txt ] || echo "   (provider: not in the tree yet, skipped)"
+[ -f tests/CMakeLists.txt ] || echo "   (host unit tests: not in the tree yet, skipped)"
+
+# --- 3. unit tests ------------------------------------------------------------
+step "unit: ctest"
+t=$EPOCHSECONDS
+if [ "$cmake_ok" != 1 ]; then
+	echo "SKIP (nothing built)"
+	case_result ctest skip
+else
+	(cd build && ctest --output-on-failure --timeout 600 -j "$(nproc)") >"$logs/ctest.log" 2>&1
+	rc=$?
+	total=$(sed -n 's/.*tests passed, \([0-9]\+\) tests\{0,1\} failed out of \([0-9]\+\).*/\1 \2/p' "$logs/ctest.log")
+	if grep -q 'No tests were found' "$logs/ctest.log"; then
+		echo "SKIP (no tests registered yet)"
+		case_result ctest skip
+	elif [ -z "$total" ]; then
+		echo "FAILED (ctest exit $rc, no summary; $logs/ctest.log)"
+		tail -n 20 "$logs/ctest.log" | sed 's/^/     /'
+		case_result ctest fail "no summary"
+	else
+		read -r nfail ntotal <<<"$total"
+		nskip=$(grep -cE '\*\*\*Skipped|  Skipped ' "$logs/ctest.log")
+		npass=$((ntotal - nfail - nskip))
+		passed=$((passed + npass))
+		skipped=$((skipped + nskip))
+		failed=$((failed + nfail))
+		while read -r name; do
+			failures+=("ctest: $name")
+		done < <(sed -n 's/^ *[0-9]\+ - \(.*\) (.*)$/\1/p' "$logs/ctest.log")
+		echo "$npass passed, $nfail failed, $nskip skipped ($(took "$t"))"
+		if [ "$nfail" != 0 ]; then
+			sed -n '/The following tests FAILED/,$p' "$logs/ctest.log" | head -n 20 | sed 's/^/     /'
+		fi
+	fi
+fi
+
+# --- 4. lint ------------------------------------------------------------------
+step lint
+t=$EPOCHSECONDS
+bash tools/lint.sh >"$logs/lint.log" 2>&1
+count_ktap lint "$logs/lint.log"
+echo "$summary ($(took "$t"))"
+grep -E '^(ok|not ok) ' "$logs/lint.log" | sed 's/^/     /'
+if grep -q '^not ok' "$logs/lint.log"; then
+	grep '^# ' "$logs/lint.log" | head -n 30 | sed 's/^/     /'
+fi
+
+# --- 5. rig self-tests --------------------------------------------------------
+if [ "$rig" = 1 ]; then
+	step "rig self-tests"
+	t=$EPOCHSECONDS
+	bash tools/vm/selftest.sh >"$logs/rig-selftest.log" 2>&1
+	count_ktap rig "$logs/rig-selftest.log"
+	echo "$summary ($(took "$t"))"
+	grep -q '^not ok' "$logs/rig-selftest.log" && show_failures "$logs/rig-selftest.log"
+fi
+
+# --- 6. guest suites ----------------------------------------------------------
+if [ "$guests" = 1 ]; then
+	for s in "${GUEST_SUITES[@]}"; do
+		step "guests: $s"
+		t=$EPOCHSECONDS
+		if [[ "$s" == *sroce* ]] && [ "$module_built" != 1 ]; then
+			echo "SKIP (sroce.ko was not built)"
+			case_result "suite $s" skip
+			continue
+		fi
+		log=$logs/suite-$s.log
+		bash tools/vm/suite.sh "$s" >"$log" 2>&1
+		rc=$?
+		sed -n '/^--- suite /,$p' "$log" | tail -n +2 >"$logs/suite-$s.ktap"
+		count_ktap "$s" "$logs/suite-$s.ktap"
+		verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
+		if [ "$rc" = 0 ]; then
+			case_result "$s: rig" pass
+		else
+			case_result "$s: rig" fail "${verdict#rig: }"
+		fi
+		echo "$summary ($(took "$t"))"
+		echo "     $verdict"
+		grep -E '^rig: guest .: userspace' "$log" | sed 's/^/     /'
+		[ "$rc" = 0 ] || show_failures "$logs/suite-$s.ktap"
+	done
+fi
+
+echo
+echo "test-all: $(took "$t_start") in all, logs in $logs"
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "test-all: failed:"
+	printf '   %s\n' "${failures[@]}"
+fi
+[ "$skipped" = 0 ] || echo "test-all: $skipped skipped (not counted as passed)"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

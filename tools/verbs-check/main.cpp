@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce-verbs-check: control-path checks of an RDMA device through
+ * libibverbs, written for sroce's guest tests (selftests/sroce_ctrl_*.sh)
+ * and runnable against any RoCE device (rxe) for comparison.
+ */
+#include "commands.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace vc
+{
+
+static const char usage_text[] =
+    "usage: sroce-verbs-check COMMAND DEV [OPTIONS]\n"
+    "\n"
+    "  devinfo DEV [--state active|down] [--mtu BYTES] [--min-qp-wr N]\n"
+    "      device, port, GID and P_Key queries against the limits sroce promises\n"
+    "  objects DEV [--loops N] [--gid-index I] [--verbose]\n"
+    "      create and destroy every object type, walk QPs through their states\n"
+    "  invalid DEV [--gid-index I]\n"
+    "      invalid arguments fail with the expected errno\n"
+    "  hold DEV SECONDS [--expect-removal]\n"
+    "      keep a context with PD, MR, CQ and QP open; report device removal\n"
+    "\n"
+    "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
+    "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
+
+bool Args::parse(int argc, char **argv, std::initializer_list<OptionSpec> specs, std::string *why)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		const OptionSpec *spec = nullptr;
+
+		if (std::strncmp(arg, "--", 2) != 0) {
+			positional_.push_back(arg);
+			continue;
+		}
+		for (const OptionSpec &s : specs)
+			if (std::strcmp(arg + 2, s.name) == 0)
+				spec = &s;
+		if (!spec) {
+			*why = std::string("unknown option ") + arg;
+			return false;
+		}
+		if (!spec->has_value) {
+			values_[spec->name] = "1";
+			continue;
+		}
+		if (i + 1 >= argc) {
+			*why = std::string("option ") + arg + " needs a value";
+			return false;
+		}
+		values_[spec->name] = argv[++i];
+	}
+	return true;
+}
+
+const char *Args::positional(size_t n) const
+{
+	return n < positional_.size() ? positional_[n] : nullptr;
+}
+
+const char *Args::value(const char *name, const char *def) const
+{
+	auto it = values_.find(name);
+
+	return it == values_.end() ? def : it->second.c_str();
+}
+
+bool Args::number(const char *name, long def, long min, long max, long *out, std::string *why) const
+{
+	const char *text = value(name);
+	char *end = nullptr;
+	long v;
+
+	if (!text) {
+		*out = def;
+		return true;
+	}
+	errno = 0;
+	v = std::strtol(text, &end, 0);
+	if (errno || end == text || *end || v < min || v > max) {
+		*why = std::string("--") + name + " " + text + ": want a number from " +
+		       std::to_string(min) + " to " + std::to_string(max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+int usage_error(const char *command, const std::string &message)
+{
+	std::fprintf(stderr, "sroce-verbs-check %s: %s\n\n%s", command, message.c_str(),
+	             usage_text);
+	return 2;
+}
+
+} /* namespace vc */
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} commands[] = {
+	    {"devinfo", vc::cmd_devinfo},
+	    {"objects", vc::cmd_objects},
+	    {"invalid", vc::cmd_invalid},
+	    {"hold", vc::cmd_hold},
+	};
+
+	/* Results go to a pipe or file in the tests: keep lines in order. */
+	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+		std::fputs(vc::usage_text, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (const auto &c : commands)
+		if (!std::strcmp(argv[1], c.name))
+			return c.run(argc - 2, argv + 2);
+	return vc::usage_error(argv[1], "unknown command");
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libibverbs helpers for sroce-verbs-check: owning pointers for every verbs
+ * object (destroyed in reverse order of declaration, so a failed check
+ * never leaks), device and GID lookup, and the attribute sets that walk an
+ * RC/UC/UD QP through its states.
+ */
+#ifndef SROCE_VERBS_CHECK_VERBS_UTIL_H
+#define SROCE_VERBS_CHECK_VERBS_UTIL_H
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace vc
+{
+
+void destroy_logged(int ret, const char *what);
+
+template <typename T> const char *object_name();
+template <> inline const char *object_name<ibv_context>()
+{
+	return "device context";
+}
+template <> inline const char *object_name<ibv_pd>()
+{
+	return "PD";
+}
+template <> inline const char *object_name<ibv_mr>()
+{
+	return "MR";
+}
+template <> inline const char *object_name<ibv_cq>()
+{
+	return "CQ";
+}
+template <> inline const char *object_name<ibv_qp>()
+{
+	return "QP";
+}
+template <> inline const char *object_name<ibv_ah>()
+{
+	return "AH";
+}
+template <> inline const char *object_name<ibv_comp_channel>()
+{
+	return "completion channel";
+}
+
+/*
+ * Destroys a verbs object with its destroy verb when an owning pointer goes
+ * out of scope; an error is logged on stderr (checks that care destroy
+ * explicitly and assert the result).
+ */
+template <typename T, int (*Destroy)(T *)> struct VerbsDeleter {
+	void operator()(T *obj) const noexcept { destroy_logged(Destroy(obj), object_name<T>()); }
+};
+
+using ContextPtr = std::unique_ptr<ibv_context, VerbsDeleter<ibv_context, ibv_close_device>>;
+using PdPtr = std::unique_ptr<ibv_pd, VerbsDeleter<ibv_pd, ibv_dealloc_pd>>;
+using MrPtr = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_mr, ibv_dereg_mr>>;
+using CqPtr = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_cq, ibv_destroy_cq>>;
+using QpPtr = std::unique_ptr<ibv_qp, VerbsDeleter<ibv_qp, ibv_destroy_qp>>;
+using AhPtr = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_ah, ibv_destroy_ah>>;
+using ChannelPtr =
+    std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, ibv_destroy_comp_channel>>;
+
+/* An anonymous mapping, unmapped on destruction. */
+class Mapping
+{
+      public:
+	Mapping() = default;
+	Mapping(size_t length, int prot);
+	~Mapping();
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+
+	bool ok() const { return addr_ != nullptr; }
+	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
+	size_t size() const { return length_; }
+
+      private:
+	void *addr_ = nullptr;
+	size_t length_ = 0;
+};
+
+/* errno after a verb returned NULL; -1 if it left errno at 0. */
+int null_errno();
+
+/*
+ * Opens device @name; on failure returns null and puts the reason (with the
+ * list of devices libibverbs sees) into @why.
+ */
+ContextPtr open_device(const char *name, std::string *why);
+
+struct GidChoice {
+	int index = -1;
+	ibv_gid gid{};
+	bool ipv4 = false;
+};
+
+/*
+ * The source GID for loopback paths on port 1: @wanted if >= 0, else the
+ * first RoCE v2 GID of an IPv4 address, else the first RoCE v2 GID.
+ */
+bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why);
+
+std::string gid_str(const ibv_gid &gid);
+int mtu_bytes(ibv_mtu mtu);
+const char *qp_state_name(int state);
+const char *qp_type_name(ibv_qp_type type);
+
+/*
+ * Waits up to @timeout_ms for an async event of @ctx (the async fd is made
+ * non-blocking). Returns 1 and fills @event (to be acked), 0 on timeout,
+ * -1 on error (errno set).
+ */
+int wait_async_event(ibv_context *ctx, int timeout_ms, ibv_async_event *event);
+
+/*
+ * Waits up to @timeout_ms for a completion event on @channel. Returns the CQ
+ * or null (timeout or error). The caller acks the event.
+ */
+ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms);
+
+/* Polls @cq until @want completions arrived or @timeout_ms passed. */
+int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms);
+
+/* Attribute sets for the state walk of a QP (IBA 10.3.1, table 91). */
+struct QpTransition {
+	ibv_qp_attr attr{};
+	int mask = 0;
+};
+
+QpTransition to_init(ibv_qp_type type, unsigned int access);
+/* RTR towards QP @dest_qpn at GID @gid (a loopback path when it is ours). */
+QpTransition to_rtr(ibv_qp_type type, const GidChoice &gid, uint32_t dest_qpn);
+QpTransition to_rts(ibv_qp_type type);
+
+/* The values to_rtr() and to_rts() set, for comparing a query. */
+enum : uint32_t {
+	kRqPsn = 0x123456,
+	kSqPsn = 0x654321,
+	kQkey = 0x11111111,
+	kFlowLabel = 0x12345,
+};
+enum : uint8_t {
+	kMaxDestRdAtomic = 16,
+	kMaxRdAtomic = 8,
+	kMinRnrTimer = 12,
+	kTimeout = 14,
+	kRetryCnt = 7,
+	kRnrRetry = 6,
+	kHopLimit = 64,
+	kTrafficClass = 0x20,
+};
+
+} /* namespace vc */
+
+#endif /* SROCE_VERBS_CHECK_VERBS_UTIL_H */

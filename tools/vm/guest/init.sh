@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# PID 1 of a rig guest, started by the initramfs (tools/vm/initramfs-init)
+# after it mounted everything and switched into the host root (read-only 9p).
+# Configures the virtual link, runs the guest script, saves its status and
+# dmesg into the run folder shared with the host (and the peer guest), and
+# powers the guest off. Configuration comes from $rig_results/.rig/env-$rig_role,
+# written by tools/vm/run.sh; rig_role and rig_results are on the kernel
+# command line.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+
+say() { echo "rig-guest: $*" >/dev/console; }
+halt() {
+	sync
+	/bin/busybox poweroff -f
+	sleep 10
+}
+
+read -r up _ </proc/uptime
+role=${rig_role:-a}
+results=${rig_results:?}
+# shellcheck source=/dev/null
+. "$results/.rig/env-$role"
+
+out=$RIG_OUT
+echo "$up" >"$out/up"
+say "userspace after ${up}s (guest $role, kernel $RIG_KERNEL)"
+echo "rig-$role" >/proc/sys/kernel/hostname
+
+# The virtual link: no DAD on the private link, so addresses work at once.
+echo 0 >/proc/sys/net/ipv6/conf/all/accept_dad
+echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad
+ip link set lo up
+if [ -n "$RIG_IFACE" ] && [ -e "/sys/class/net/$RIG_IFACE" ]; then
+	echo 0 >"/proc/sys/net/ipv6/conf/$RIG_IFACE/accept_dad"
+	ip link set "$RIG_IFACE" mtu "$RIG_MTU" up
+	ip addr add "$RIG_IP4/$RIG_IP4_PREFIX" dev "$RIG_IFACE"
+	ip -6 addr add "$RIG_IP6/$RIG_IP6_PREFIX" dev "$RIG_IFACE" nodad
+else
+	say "no network interface $RIG_IFACE"
+fi
+
+cd "$RIG_REPO" || halt
+start=$(date +%s.%N)
+# Kernel messages from now on go to the console as they happen.
+echo 7 >/proc/sys/kernel/printk
+# The guest-side timeout ends the script a little before the host kills the
+# guest, so that its status and dmesg are still saved. The output goes to a
+# file (a pipe could be held open by a left-over background process) and is
+# mirrored to the console.
+timeout -k 5 "$RIG_SCRIPT_TIMEOUT" bash "$RIG_SCRIPT" "${RIG_SCRIPT_ARGS[@]}" \
+	</dev/null >"$out/script.log" 2>&1 &
+spid=$!
+tail -n +1 -s 0.3 --pid="$spid" -f "$out/script.log" >/dev/console 2>&1 &
+tpid=$!
+wait "$spid"
+rc=$?
+wait "$tpid"
+# Whatever the script left running goes now (PID 1 is spared by kill -1).
+kill -TERM -1 2>/dev/null
+sleep 0.2
+kill -KILL -1 2>/dev/null
+end=$(date +%s.%N)
+echo "$start $end" >"$out/script.time"
+dmesg >"$out/dmesg.txt" 2>&1
+echo "$rc" >"$out/exit"
+say "script exited $rc"
+halt

@@ -1,0 +1,450 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The sroce test rig: boot one or two qemu (TCG) guests on an installed Debian
+# kernel, each running a guest script, and judge the run.
+#
+#   tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
+#
+# With SCRIPT_B, two guests (roles a and b) are joined by one virtio-net link
+# (qemu's datagram backend on 127.0.0.1). Each guest sees the host root
+# read-only at the same paths and a per-run folder (the "shared" folder) that
+# both guests and the host can write. See Documentation/testing.rst.
+#
+# Exit status: 0 pass, 1 the run failed (the reason is printed on one line
+# starting with "rig: FAIL:"), 2 the rig could not be started.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+usage() {
+	cat <<EOF
+usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
+
+  -k, --kernel VER      guest kernel: a release from /boot (6.1.0-56-amd64) or
+                        a prefix (6.12); default: newest /boot/vmlinuz-6.1.*-amd64
+  -o, --out DIR         run folder (default: out/vm/runs/<time>-<pid>)
+  -t, --timeout SEC     timeout of the whole run (default: 900)
+      --mtu N           link MTU (default: 4200, RoCE active MTU 4096)
+      --ip4-a ADDR/LEN  guest a IPv4 (default: 192.168.77.1/24); --ip4-b: .2
+      --ip6-a ADDR/LEN  guest a IPv6 (default: fd77::1/64); --ip6-b: fd77::2/64
+  -m, --mem MB          guest memory (default: 1024)
+      --grace SEC       how long a guest may run on after its peer failed
+                        (default: 20)
+  -e, --env NAME=VALUE  environment for both guest scripts (repeatable)
+      --env-a / --env-b NAME=VALUE   for one guest only
+  -q, --quiet           print only the verdict line
+      --print-kernel    print the guest kernel release that would be used
+  -h, --help
+
+Scripts run as root in the guest with bash, from the repo root, and must be
+visible there: in the repo, or in the host root outside the folders that are
+tmpfs in the guest (/tmp, /run, /root, /home, /var/{tmp,lib,cache,log}...).
+EOF
+}
+
+die() {
+	echo "rig: error: $*" >&2
+	exit 2
+}
+
+# newest FILE...: the existing file with the highest version in its name.
+newest() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] && echo "$f"
+	done | sort -V | tail -n 1
+}
+
+pick_kernel() {
+	local want=$1 img
+	if [ -z "$want" ]; then
+		img=$(newest /boot/vmlinuz-6.1.*-amd64)
+	elif [ -e "/boot/vmlinuz-$want" ]; then
+		img=/boot/vmlinuz-$want
+	else
+		img=$(newest /boot/vmlinuz-"$want"*-amd64)
+	fi
+	[ -n "$img" ] || die "no installed kernel matches '${want:-6.1}' in /boot (tools/setup.sh)"
+	echo "${img#/boot/vmlinuz-}"
+}
+
+kernel=""
+print_kernel=0
+out=""
+timeout=900
+mtu=4200
+mem=1024
+grace=20
+ip4_a=192.168.77.1/24
+ip4_b=192.168.77.2/24
+ip6_a=fd77::1/64
+ip6_b=fd77::2/64
+quiet=0
+env_all=()
+env_a=()
+env_b=()
+scripts=()
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-k | --kernel) kernel=${2:?}; shift ;;
+	-o | --out) out=${2:?}; shift ;;
+	-t | --timeout) timeout=${2:?}; shift ;;
+	--mtu) mtu=${2:?}; shift ;;
+	--ip4-a) ip4_a=${2:?}; shift ;;
+	--ip4-b) ip4_b=${2:?}; shift ;;
+	--ip6-a) ip6_a=${2:?}; shift ;;
+	--ip6-b) ip6_b=${2:?}; shift ;;
+	-m | --mem) mem=${2:?}; shift ;;
+	--grace) grace=${2:?}; shift ;;
+	-e | --env) env_all+=("${2:?}"); shift ;;
+	--env-a) env_a+=("${2:?}"); shift ;;
+	--env-b) env_b+=("${2:?}"); shift ;;
+	-q | --quiet) quiet=1 ;;
+	--print-kernel) print_kernel=1 ;;
+	-h | --help) usage; exit 0 ;;
+	-*) usage >&2; die "unknown option $1" ;;
+	*) scripts+=("$1") ;;
+	esac
+	shift
+done
+
+if [ "$print_kernel" = 1 ]; then
+	pick_kernel "$kernel"
+	exit 0
+fi
+if [ ${#scripts[@]} -lt 1 ] || [ ${#scripts[@]} -gt 2 ]; then
+	usage >&2
+	die "need one or two guest scripts"
+fi
+[[ "$timeout" =~ ^[0-9]+$ ]] || die "bad --timeout $timeout"
+[[ "$mtu" =~ ^[0-9]+$ ]] || die "bad --mtu $mtu"
+[[ "$grace" =~ ^[0-9]+$ ]] || die "bad --grace $grace"
+[ "$(id -u)" = 0 ] || die "must run as root (the guest shares the host root with root's rights)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tools/setup.sh)"
+case "$repo" in *[[:space:]]*) die "repo path must not contain spaces: $repo" ;; esac
+
+roles=(a)
+[ ${#scripts[@]} -eq 2 ] && roles=(a b)
+declare -A script
+for i in "${!roles[@]}"; do
+	s=${scripts[$i]}
+	[ -f "$s" ] || die "no such guest script: $s"
+	s=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
+	case "$s" in
+	"$repo"/*) ;;
+	/tmp/* | /run/* | /var/tmp/* | /var/lib/* | /var/cache/* | /var/log/* | /root/* | /home/* | /mnt/* | /media/* | /proc/* | /sys/* | /dev/*)
+		die "guest script $s is under a folder the guest does not share" ;;
+	esac
+	script[${roles[$i]}]=$s
+done
+
+log() { [ "$quiet" = 1 ] || echo "rig: $*"; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- guest kernel -----------------------------------------------------------
+
+# The x86 boot path of a compressed bzImage costs about 7 s under TCG
+# (real-mode setup and decompression). The Debian kernels are built with
+# CONFIG_PVH, so qemu can start the uncompressed ELF directly: extract it
+# once per kernel into the cache.
+kernel_image() {
+	local ver=$1 cache=$2 img=/boot/vmlinuz-$1 elf off magic
+	elf=$cache/vmlinux-$ver
+	if ! grep -qx 'CONFIG_PVH=y' "/boot/config-$ver" 2>/dev/null; then
+		echo "$img"
+		return
+	fi
+	if [ -s "$elf" ] && [ "$elf" -nt "$img" ]; then
+		echo "$elf"
+		return
+	fi
+	(
+		flock 8
+		[ -s "$elf" ] && [ "$elf" -nt "$img" ] && exit 0
+		for magic in '\xfd7zXZ\x00:xz -dc --single-stream' \
+			'\x28\xb5\x2f\xfd:zstd -qdc' '\x1f\x8b\x08:gzip -dc'; do
+			off=$(LC_ALL=C grep -obUaP "${magic%%:*}" "$img" 2>/dev/null | head -n 1 | cut -d: -f1)
+			[ -n "$off" ] || continue
+			tail -c +"$((off + 1))" "$img" | ${magic#*:} >"$elf.tmp" 2>/dev/null || true
+			if [ "$(head -c 4 "$elf.tmp" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+				mv "$elf.tmp" "$elf"
+				exit 0
+			fi
+		done
+		rm -f "$elf.tmp"
+	) 8>"$cache/.vmlinux.lock"
+	if [ -s "$elf" ]; then echo "$elf"; else echo "$img"; fi
+}
+
+# --- link ports ---------------------------------------------------------------
+
+portdir=/tmp/sroce-vm-ports
+ports_held=()
+
+port_busy() {
+	local p=$1 owner
+	if [ -e "$portdir/$p" ]; then
+		owner=$(cat "$portdir/$p" 2>/dev/null || true)
+		[ -n "$owner" ] && kill -0 "$owner" 2>/dev/null && return 0
+	fi
+	[ -n "$(ss -Hlun "sport = :$p" 2>/dev/null)" ]
+}
+
+# Two free UDP ports on 127.0.0.1, reserved (under a lock) against parallel
+# runs until this script exits.
+reserve_ports() {
+	local p
+	mkdir -p "$portdir"
+	exec 7>"$portdir/.lock"
+	flock 7
+	for _ in $(seq 1 100); do
+		p=$(( (20000 + (RANDOM * 32768 + RANDOM) % 40000) & ~1 ))
+		port_busy "$p" || port_busy "$((p + 1))" || {
+			echo $$ >"$portdir/$p"
+			echo $$ >"$portdir/$((p + 1))"
+			ports_held=("$p" "$((p + 1))")
+			break
+		}
+	done
+	flock -u 7
+	exec 7>&-
+	[ ${#ports_held[@]} -eq 2 ] || die "no free UDP port pair on 127.0.0.1"
+}
+
+# --- run --------------------------------------------------------------------
+
+declare -A qpid state t_up t_end
+cleanup() {
+	local r
+	for r in "${roles[@]}"; do
+		if [ -n "${qpid[$r]:-}" ] && kill -0 "${qpid[$r]}" 2>/dev/null; then
+			kill "${qpid[$r]}" 2>/dev/null || true
+		fi
+	done
+	for r in "${ports_held[@]}"; do
+		rm -f "$portdir/$r"
+	done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+kver=$(pick_kernel "$kernel")
+cache=${SROCE_VM_CACHE:-$repo/out/vm/cache}
+mkdir -p "$cache"
+initrd=$(bash "$here/mkinitramfs.sh" "$kver" "$cache") || die "cannot build the initramfs"
+kimg=$(kernel_image "$kver" "$cache")
+
+if [ -z "$out" ]; then
+	out=$repo/out/vm/runs/$(date +%Y%m%d-%H%M%S)-$$
+	# Keep the 20 newest default run folders.
+	find "$repo/out/vm/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | LC_ALL=C sort -r |
+		tail -n +20 | while read -r old; do rm -rf "$old"; done
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+case "$out" in *[[:space:]]*) die "run folder must not contain spaces: $out" ;; esac
+# A run folder is emptied before use, but only one made by the rig.
+if [ -n "$(ls -A "$out")" ]; then
+	[ -d "$out/.rig" ] || die "$out is not empty and not a rig run folder"
+	find "$out" -mindepth 1 -delete
+fi
+mkdir -p "$out/.rig"
+for r in "${roles[@]}"; do
+	mkdir -p "$out/$r"
+done
+
+script_timeout=$((timeout > 60 ? timeout - 20 : timeout * 2 / 3))
+
+# Environment of a guest script (sourced by tools/vm/guest/init.sh).
+write_env() {
+	local role=$1 peer=$2 f=$out/.rig/env-$1 ip4 ip6 pip4 pip6 kv
+	local -n extra=env_$1
+	if [ "$role" = a ]; then
+		ip4=$ip4_a ip6=$ip6_a pip4=$ip4_b pip6=$ip6_b
+	else
+		ip4=$ip4_b ip6=$ip6_b pip4=$ip4_a pip6=$ip6_a
+	fi
+	{
+		echo "# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB"
+		echo "# generated by tools/vm/run.sh"
+		printf 'export RIG_ROLE=%q RIG_PEER_ROLE=%q RIG_NGUESTS=%q\n' "$role" "$peer" "${#roles[@]}"
+		printf 'export RIG_IFACE=eth0 RIG_MTU=%q\n' "$mtu"
+		printf 'export RIG_IP4=%q RIG_IP4_PREFIX=%q RIG_PEER_IP4=%q\n' "${ip4%/*}" "${ip4#*/}" "${pip4%/*}"
+		printf 'export RIG_IP6=%q RIG_IP6_PREFIX=%q RIG_PEER_IP6=%q\n' "${ip6%/*}" "${ip6#*/}" "${pip6%/*}"
+		printf 'export RIG_SHARED=%q RIG_OUT=%q RIG_REPO=%q\n' "$out" "$out/$role" "$repo"
+		printf 'export RIG_KERNEL=%q RIG_SCRIPT=%q RIG_SCRIPT_TIMEOUT=%q\n' "$kver" "${script[$role]}" "$script_timeout"
+		echo "RIG_SCRIPT_ARGS=()"
+		for kv in "${env_all[@]}" "${extra[@]}"; do
+			[[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "bad --env $kv"
+			printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+		done
+	} >"$f"
+}
+
+reserve_ports
+declare -A lport rport mac
+lport[a]=${ports_held[0]} rport[a]=${ports_held[1]} mac[a]=52:54:00:77:00:0a
+lport[b]=${ports_held[1]} rport[b]=${ports_held[0]} mac[b]=52:54:00:77:00:0b
+
+start_guest() {
+	local role=$1 peer=b
+	[ "$role" = b ] && peer=a
+	[ ${#roles[@]} -eq 1 ] && peer=""
+	write_env "$role" "$peer"
+	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet"
+	append+=" rig_role=$role rig_results=$out rig_repo=$repo"
+	local cmd=(qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
+		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
+		-kernel "$kimg" -initrd "$initrd" -append "$append"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$repo,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$out,mount_tag=results,security_model=none"
+		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=${lport[$role]},remote.type=inet,remote.host=127.0.0.1,remote.port=${rport[$role]}"
+		-device "virtio-net-pci,netdev=n0,mac=${mac[$role]},romfile=")
+	printf '%q ' "${cmd[@]}" >"$out/.rig/qemu-$role.cmd"
+	"${cmd[@]}" </dev/null >"$out/console-$role.log" 2>&1 &
+	qpid[$role]=$!
+	state[$role]=running
+}
+
+# A guest that stopped without a clean status has failed.
+guest_failed() {
+	local role=$1 rc
+	[ "${state[$role]}" = timeout ] && return 0
+	grep -q 'Kernel panic' "$out/console-$role.log" 2>/dev/null && return 0
+	rc=$(cat "$out/$role/exit" 2>/dev/null || echo none)
+	[ "$rc" != 0 ]
+}
+
+log "kernel $kver, image $(basename "$kimg"), run folder $out"
+t0=$(now)
+for r in "${roles[@]}"; do
+	start_guest "$r"
+done
+
+deadline=$(awk -v a="$t0" -v t="$timeout" 'BEGIN { printf "%d", a + t }')
+while :; do
+	running=0
+	for r in "${roles[@]}"; do
+		[ "${state[$r]}" = running ] || continue
+		if [ -z "${t_up[$r]:-}" ] && [ -e "$out/$r/up" ]; then
+			t_up[$r]=$(now)
+			log "guest $r: userspace $(elapsed "$t0" "${t_up[$r]}") s after start"
+		fi
+		if kill -0 "${qpid[$r]}" 2>/dev/null; then
+			running=1
+			continue
+		fi
+		wait "${qpid[$r]}" || true
+		state[$r]=stopped
+		t_end[$r]=$(now)
+		log "guest $r: stopped after $(elapsed "$t0" "${t_end[$r]}") s"
+		# A failed guest leaves its peer waiting for it: cut that short.
+		if guest_failed "$r"; then
+			d=$(awk -v n="$(now)" -v g="$grace" 'BEGIN { printf "%d", n + g }')
+			[ "$d" -lt "$deadline" ] && deadline=$d
+		fi
+	done
+	[ "$running" = 1 ] || break
+	if [ "$(date +%s)" -ge "$deadline" ]; then
+		for r in "${roles[@]}"; do
+			if [ "${state[$r]}" = running ]; then
+				kill "${qpid[$r]}" 2>/dev/null || true
+				wait "${qpid[$r]}" 2>/dev/null || true
+				state[$r]=timeout
+				t_end[$r]=$(now)
+			fi
+		done
+		break
+	fi
+	sleep 0.2
+done
+t1=$(now)
+
+# --- verdict ----------------------------------------------------------------
+
+# First splat in a kernel log, as "LABEL in dmesg: line".
+find_splat() {
+	local file=$1 label re line
+	[ -s "$file" ] || return 1
+	while IFS=$'\t' read -r label re; do
+		case "$label" in '#'* | '') continue ;; esac
+		line=$(grep -E -m 1 -- "$re" "$file" || true)
+		if [ -n "$line" ]; then
+			line=$(echo "$line" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)
+			echo "$label in dmesg: $line"
+			return 0
+		fi
+	done <"$here/splat-patterns"
+	return 1
+}
+
+reasons=()
+other_failed() {
+	local me=$1 r
+	for r in "${roles[@]}"; do
+		[ "$r" = "$me" ] && continue
+		[ "${state[$r]}" != timeout ] && guest_failed "$r" && return 0
+	done
+	return 1
+}
+for r in "${roles[@]}"; do
+	con=$out/console-$r.log
+	rc=$(cat "$out/$r/exit" 2>/dev/null || true)
+	if [ "${state[$r]}" = timeout ]; then
+		if other_failed "$r"; then
+			reasons+=("guest $r: stopped after its peer failed")
+		else
+			reasons+=("guest $r: timed out after ${timeout} s (the guest did not finish)")
+		fi
+	elif line=$(grep -m 1 'Kernel panic' "$con" 2>/dev/null); then
+		reasons+=("guest $r: kernel panic: $(echo "$line" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)")
+	elif grep -q '^qemu-system-x86_64: ' "$con" 2>/dev/null && [ -z "$rc" ]; then
+		reasons+=("guest $r: qemu failed: $(grep -m 1 '^qemu-system-x86_64: ' "$con" | cut -c1-160)")
+	fi
+	if s=$(find_splat "$out/$r/dmesg.txt"); then
+		reasons+=("guest $r: $s")
+	elif [ ! -s "$out/$r/dmesg.txt" ] && s=$(find_splat "$con"); then
+		reasons+=("guest $r: $s")
+	fi
+	if [ "${state[$r]}" != timeout ]; then
+		case "$rc" in
+		0) ;;
+		124 | 137) reasons+=("guest $r: script timed out after ${script_timeout} s") ;;
+		'') reasons+=("guest $r: stopped without a script status (see console-$r.log)") ;;
+		*) reasons+=("guest $r: script exited $rc") ;;
+		esac
+	fi
+done
+
+for r in "${roles[@]}"; do
+	up=-
+	[ -n "${t_up[$r]:-}" ] && up=$(elapsed "$t0" "${t_up[$r]}")
+	guest_up=$(cat "$out/$r/up" 2>/dev/null || echo -)
+	scr=-
+	if read -r s e <"$out/$r/script.time" 2>/dev/null; then
+		scr=$(elapsed "$s" "$e")
+	fi
+	echo "$r boot_s=$up guest_uptime_s=$guest_up script_s=$scr exit=$(cat "$out/$r/exit" 2>/dev/null || echo -)" \
+		>>"$out/.rig/timings"
+	log "guest $r: userspace ${up} s after start (guest uptime ${guest_up} s), script ${scr} s, exit $(cat "$out/$r/exit" 2>/dev/null || echo none)"
+done
+
+total=$(elapsed "$t0" "$t1")
+if [ ${#reasons[@]} -eq 0 ]; then
+	echo PASS >"$out/result"
+	echo "rig: PASS in ${total} s ($out)"
+	exit 0
+fi
+echo "FAIL: ${reasons[0]}" >"$out/result"
+echo "rig: FAIL: ${reasons[0]}"
+for r in "${reasons[@]:1}"; do
+	echo "FAIL: $r" >>"$out/result"
+	echo "rig:   also: $r"
+done
+echo "rig: run folder $out (console-*.log, */script.log, */dmesg.txt)"
+exit 1

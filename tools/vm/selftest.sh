@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Self-tests of the test rig (tools/vm/run.sh), run on the host. Each case
+# boots guests with a guest script from tools/vm/selftest/ and passes only if
+# the rig reached the expected verdict: a healthy pair passes, and a broken
+# script, a kernel WARNING, a hung script, a kernel panic and a failed peer
+# each fail the run with their own reason. Prints KTAP.
+#
+#   tools/vm/selftest.sh [-k KERNEL]
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$repo/selftests/lib/ktap.sh"
+
+kernel=()
+if [ "${1:-}" = -k ]; then
+	kernel=(-k "${2:?}")
+fi
+runs=$repo/out/vm/selftest
+rm -rf "$runs"
+mkdir -p "$runs"
+
+# Build the WARN_ON module against the guest kernel's headers.
+build_testmod() {
+	local ver dir
+	ver=$(bash "$here/run.sh" --print-kernel "${kernel[@]}") || return 1
+	dir=$repo/out/vm/testmod-$ver
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$here/testmod/rig_warn.c" "$here/testmod/Kbuild" "$dir/"
+	if ! make -s -C "/lib/modules/$ver/build" M="$dir" modules >"$dir/build.log" 2>&1; then
+		sed 's/^/# /' "$dir/build.log" >&2
+		return 1
+	fi
+	echo "$dir/rig_warn.ko"
+}
+
+# case NAME EXPECT TIME_LIMIT RUN_ARGS...: EXPECT is "PASS" or a text that
+# the "rig: FAIL:" line must contain; the run must end within TIME_LIMIT s.
+rig_case() {
+	local name=$1 expect=$2 limit=$3 out log t0 t1 rc verdict
+	shift 3
+	out=$runs/$name
+	log=$runs/$name.log
+	t0=$(date +%s)
+	bash "$here/run.sh" -q -o "$out" "${kernel[@]}" "$@" >"$log" 2>&1
+	rc=$?
+	t1=$(date +%s)
+	verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
+	ktap_diag "$name: $verdict ($((t1 - t0)) s)"
+	if [ "$expect" = PASS ]; then
+		if [ "$rc" != 0 ] || [[ "$verdict" != "rig: PASS"* ]]; then
+			sed 's/^/#   /' "$log"
+			ktap_fail "rig_$name"
+			return
+		fi
+	elif [ "$rc" != 1 ] || [[ "$verdict" != "rig: FAIL:"*"$expect"* ]]; then
+		ktap_diag "$name: expected a failure with \"$expect\""
+		sed 's/^/#   /' "$log"
+		ktap_fail "rig_$name"
+		return
+	fi
+	if [ $((t1 - t0)) -gt "$limit" ]; then
+		ktap_diag "$name: took $((t1 - t0)) s, limit $limit s"
+		ktap_fail "rig_$name"
+		return
+	fi
+	ktap_pass "rig_$name"
+}
+
+ktap_header
+ktap_plan 6
+s=$here/selftest
+rig_case pass_two_guests PASS 120 -t 100 "$s/pass.sh" "$s/pass.sh"
+rig_case script_fails "guest a: script exited 1" 120 -t 100 "$s/exit1.sh"
+if mod=$(build_testmod); then
+	rig_case kernel_warning "guest a: WARNING in dmesg" 120 -t 100 -e "RIG_TESTMOD=$mod" "$s/warn.sh"
+else
+	ktap_diag "cannot build tools/vm/testmod against the guest kernel"
+	ktap_fail rig_kernel_warning
+fi
+rig_case script_hangs "timed out" 120 -t 45 "$s/hang.sh"
+rig_case kernel_panic "guest a: kernel panic" 120 -t 100 "$s/panic.sh"
+rig_case peer_failed "guest a: script exited 1" 100 -t 300 --grace 10 \
+	"$s/wait-peer.sh" "$s/wait-peer.sh"
+ktap_totals
+[ "$KTAP_FAIL" = 0 ]

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Run the guest test suite (selftests/) in one boot of the rig.
+#
+#   tools/vm/suite.sh [OPTIONS] SUITE
+#
+# SUITE names the RDMA device type of each guest: TYPE_A-TYPE_B for two
+# guests (rxe-rxe, sroce-sroce, sroce-rxe), or TYPE for a single guest. Guest
+# a reports: its KTAP output is printed after the rig's verdict. Exit status
+# 0 only when the rig passed and no test failed.
+#
+#   -k, --kernel VER     guest kernel (tools/vm/run.sh -k)
+#   -o, --out DIR        run folder (default: out/vm/suites/SUITE)
+#   -t, --timeout SEC    whole-run limit (default: 1500)
+#       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS)
+#   -e NAME=VALUE        more environment for the guests
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+out=""
+timeout=1500
+tests=""
+pass=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-k | --kernel) pass+=(-k "${2:?}"); shift ;;
+	-o | --out) out=${2:?}; shift ;;
+	-t | --timeout) timeout=${2:?}; shift ;;
+	--tests) tests=${2?}; shift ;;
+	-e | --env) pass+=(-e "${2:?}"); shift ;;
+	-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+	shift
+done
+suite=${1:?usage: tools/vm/suite.sh [OPTIONS] SUITE (e.g. rxe-rxe)}
+[[ "$suite" =~ ^[a-z0-9]+(-[a-z0-9]+)?$ ]] || { echo "suite: bad suite name $suite" >&2; exit 2; }
+type_a=${suite%%-*}
+guest=$here/guest/selftests.sh
+scripts=("$guest")
+pass+=(-e "RIG_SUITE=$suite" -e "RIG_DEV_TYPE_A=$type_a")
+if [[ "$suite" == *-* ]]; then
+	pass+=(-e "RIG_DEV_TYPE_B=${suite#*-}")
+	scripts+=("$guest")
+fi
+[ -z "$tests" ] || pass+=(-e "TESTS=$tests")
+out=${out:-$repo/out/vm/suites/$suite}
+
+rc=0
+bash "$here/run.sh" -o "$out" -t "$timeout" "${pass[@]}" "${scripts[@]}" || rc=$?
+if [ -s "$out/a/script.log" ]; then
+	echo "--- suite $suite: KTAP from guest a ($out/a/script.log)"
+	cat "$out/a/script.log"
+fi
+# Metrics of both guests, one file ("SUITE TEST METRIC VALUE UNIT").
+: >"$out/metrics"
+for r in a b; do
+	if [ -f "$out/$r/metrics" ]; then
+		cat "$out/$r/metrics" >>"$out/metrics"
+	fi
+done
+exit "$rc"
