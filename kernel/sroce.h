@@ -323,8 +323,10 @@ struct sroce_swqe_ring {
 /* Requester state; indices are SQ ring indices. */
 struct sroce_req {
 	u32 psn;		/* next PSN to send */
+	u32 psn_max;		/* PSN after the highest ever sent */
 	u32 idx;		/* WQE being sent or next to send */
 	u32 fetch_end;		/* slots [sq.idx, fetch_end) are valid */
+	u32 started_end;	/* WQEs [sq.idx, started_end) have PSNs */
 	bool fetched;		/* WQE idx has been started */
 	u32 rd_atomic;		/* outstanding READ/atomic WQEs */
 	u32 noack_pkts;		/* packets since the last AckReq */

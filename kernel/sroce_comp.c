@@ -42,7 +42,7 @@ static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *s,
 
 static bool sroce_comp_outstanding(struct sroce_qp *qp)
 {
-	return qp->sq.idx != qp->req.idx || qp->req.fetched;
+	return qp->sq.idx != qp->req.started_end;
 }
 
 static void sroce_comp_rto_arm(struct sroce_qp *qp)
@@ -72,6 +72,7 @@ static void sroce_comp_unblock(struct sroce_qp *qp)
 void sroce_comp_sent(struct sroce_qp *qp)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		qp->req.started_end = qp->req.idx;
 		while (qp->sq.idx != qp->req.idx)
 			sroce_comp_retire(qp, sroce_swqe_get(qp, qp->sq.idx),
 					  IB_WC_SUCCESS);
@@ -107,7 +108,7 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 	u32 last;
 
 	*lost = false;
-	while (qp->sq.idx != qp->req.idx) {
+	while (qp->sq.idx != qp->req.started_end) {
 		s = sroce_swqe_get(qp, qp->sq.idx);
 		last = sroce_psn_add(s->first_psn, s->npsn - 1);
 		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
@@ -122,10 +123,22 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 	}
 }
 
+/*
+ * After an answer moved comp.psn: if the requester had gone back to a PSN
+ * that is now acknowledged (ACKs overtook a rewind), move it forward.
+ */
+static void sroce_comp_resync(struct sroce_qp *qp)
+{
+	if (sroce_psn_diff(qp->req.psn, qp->comp.psn) < 0 ||
+	    (u32)(qp->req.idx - qp->sq.idx) > qp->sq.num_entries)
+		sroce_req_rewind(qp, qp->comp.psn);
+}
+
 static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 {
 	if (sroce_psn_diff(next_psn, qp->comp.psn) > 0)
 		qp->comp.psn = next_psn;
+	sroce_comp_resync(qp);
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_retry_left = qp->rnr_retry;
 	if (sroce_comp_outstanding(qp))
@@ -137,7 +150,7 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 /* The oldest WQE failed remotely: complete it with @status, stop the QP. */
 static void sroce_comp_remote_error(struct sroce_qp *qp, int status)
 {
-	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+	if (!sroce_comp_outstanding(qp))
 		return;		/* nothing outstanding: a stray NAK */
 	sroce_comp_fail_at(qp, qp->sq.idx, status);
 }
@@ -214,7 +227,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 
 	/* A READ response implicitly acknowledges earlier requests. */
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
-	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+	if (!sroce_comp_outstanding(qp))
 		return;
 	s = sroce_swqe_get(qp, qp->sq.idx);
 	if (s->kind != SROCE_SWQE_READ ||
@@ -253,7 +266,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	int err;
 
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
-	if (qp->sq.idx == qp->req.idx + qp->req.fetched)
+	if (!sroce_comp_outstanding(qp))
 		return;
 	s = sroce_swqe_get(qp, qp->sq.idx);
 	if (s->kind != SROCE_SWQE_ATOMIC || pkt->psn != s->first_psn)
@@ -300,7 +313,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		goto out;
 	}
 	/* Only PSNs we have sent and not yet seen answered are of interest. */
-	if (sroce_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
+	if (sroce_psn_diff(pkt->psn, qp->req.psn_max) >= 0 ||
 	    sroce_psn_diff(pkt->psn, sroce_psn_add(qp->comp.psn,
 						   SROCE_PSN_MASK)) < 0) {
 		atomic64_inc(&qp->sdev->stats.duplicates);
@@ -411,6 +424,7 @@ void sroce_req_flush(struct sroce_qp *qp)
 	sroce_ring_store_cons(q->hdr, q->idx);
 	qp->req.idx = q->idx;
 	qp->req.fetch_end = q->idx;
+	qp->req.started_end = q->idx;
 	qp->req.fetched = false;
 	qp->req.rd_atomic = 0;
 	qp->comp.rnr_wait = false;

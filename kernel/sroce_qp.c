@@ -373,6 +373,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	qp->req.idx = prod;
 	qp->req.fetch_end = prod;
+	qp->req.started_end = prod;
 	qp->comp.rnr_wait = false;
 	spin_unlock_bh(&qp->sq_lock);
 
@@ -548,6 +549,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (next == IB_QPS_RTS && cur == IB_QPS_RTR) {
 		spin_lock_bh(&qp->sq_lock);
 		qp->req.psn = qp->sq_psn;
+		qp->req.psn_max = qp->sq_psn;
 		qp->comp.psn = qp->sq_psn;
 		qp->comp.retry_left = qp->retry_cnt;
 		qp->comp.rnr_retry_left = qp->rnr_retry;

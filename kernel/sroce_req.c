@@ -16,9 +16,14 @@
 #include "sroce.h"
 #include "sroce_net.h"
 
-/* Unacknowledged PSNs in flight per QP; ask for an ACK this often. */
-#define SROCE_MAX_INFLIGHT_PSNS	128
-#define SROCE_ACK_EVERY		32
+/*
+ * In flight per QP: at most this many unacknowledged PSNs and bytes. The
+ * byte limit keeps bursts within what a receiver's NIC queue absorbs, so
+ * that a slow receiver sees pacing instead of loss and go-back-N storms.
+ */
+#define SROCE_MAX_INFLIGHT_PSNS		128
+#define SROCE_MAX_INFLIGHT_BYTES	(128 * 1024)
+#define SROCE_ACK_EVERY			16
 /* Packets built per lock hold. */
 #define SROCE_REQ_BATCH		16
 /* Packets sent per run before yielding to the work item. */
@@ -147,6 +152,14 @@ static void sroce_req_start(struct sroce_qp *qp, struct sroce_swqe *s)
 		s->npsn = s->length ? DIV_ROUND_UP(s->length, mtu) : 1;
 	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
 		qp->req.rd_atomic++;
+	if (qp->req.idx == qp->req.started_end)
+		qp->req.started_end++;
+}
+
+static u32 sroce_req_window(struct sroce_qp *qp)
+{
+	return clamp_t(u32, SROCE_MAX_INFLIGHT_BYTES / sroce_qp_mtu(qp), 4,
+		       SROCE_MAX_INFLIGHT_PSNS);
 }
 
 static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
@@ -399,7 +412,7 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 		s = sroce_swqe_at(qp, qp->req.idx);
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
 		    sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
-		    SROCE_MAX_INFLIGHT_PSNS) {
+		    sroce_req_window(qp)) {
 			qp->req.blocked = true;
 			return false;
 		}
@@ -419,10 +432,13 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 			qp->req.psn = sroce_psn_add(s->first_psn, s->npsn);
 			qp->req.idx++;
 			qp->req.fetched = false;
-			sroce_comp_sent(qp);
 		} else {
 			qp->req.psn = sroce_psn_add(qp->req.psn, 1);
 		}
+		if (sroce_psn_diff(qp->req.psn, qp->req.psn_max) > 0)
+			qp->req.psn_max = qp->req.psn;
+		if (!qp->req.fetched)
+			sroce_comp_sent(qp);
 	}
 	return true;
 }
@@ -462,18 +478,21 @@ void sroce_req_run(struct sroce_qp *qp)
 }
 
 /*
- * Go back to @psn (go-back-N, IBA 9.7.4.1.5): the WQE that holds it is sent
- * again from that packet on, and every later WQE again from its start.
- * Their shadow slots are still valid, nothing is re-read from the ring.
- * Called with sq_lock held.
+ * Continue sending from @psn (go-back-N, IBA 9.7.4.1.5), which lies in
+ * [comp.psn, req.psn_max]: back after a NAK or timeout, or forward when
+ * ACKs overtook an earlier rewind. The WQE that holds @psn is sent again
+ * from that packet on, and every later WQE from its start; their shadow
+ * slots are still valid, nothing is re-read from the ring. Called with
+ * sq_lock held.
  */
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
 	u32 mtu = sroce_qp_mtu(qp), idx;
 	struct sroce_swqe *s;
+	bool back = sroce_psn_diff(psn, qp->req.psn) < 0;
 
 	qp->req.rd_atomic = 0;
-	for (idx = qp->sq.idx; idx != qp->req.idx + qp->req.fetched; idx++) {
+	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
 		s = sroce_swqe_at(qp, idx);
 		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
 		    sroce_psn_diff(psn, sroce_psn_add(s->first_psn, s->npsn)) < 0)
@@ -481,21 +500,16 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
 			qp->req.rd_atomic++;
 	}
-	if (idx == qp->req.idx + qp->req.fetched) {
-		/* Nothing outstanding holds psn: resume where we are. */
-		if (qp->req.fetched) {
-			s = sroce_swqe_at(qp, qp->req.idx);
-			if (s->kind == SROCE_SWQE_READ ||
-			    s->kind == SROCE_SWQE_ATOMIC)
-				qp->req.rd_atomic++;
-		}
+	qp->req.idx = idx;
+	qp->req.psn = psn;
+	qp->req.noack_pkts = 0;
+	if (idx == qp->req.started_end) {
+		/* Everything sent so far is accounted for. */
+		qp->req.fetched = false;
 		return;
 	}
 	s = sroce_swqe_at(qp, idx);
-	qp->req.idx = idx;
 	qp->req.fetched = true;
-	qp->req.psn = psn;
-	qp->req.noack_pkts = 0;
 	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
 		qp->req.rd_atomic++;
 	if (s->kind == SROCE_SWQE_ATOMIC) {
@@ -505,5 +519,6 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		if (s->kind == SROCE_SWQE_READ)
 			s->done = s->sent;
 	}
-	atomic64_inc(&qp->sdev->stats.retransmits);
+	if (back)
+		atomic64_inc(&qp->sdev->stats.retransmits);
 }

@@ -435,8 +435,11 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 
 	atomic64_inc(&qp->sdev->stats.duplicates);
 	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC))) {
-		sroce_resp_ack(qp, out, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
-			       sroce_resp_ack_syndrome());
+		/* Re-ACK what we have, where the requester asks for an ACK. */
+		if (pkt->ackreq)
+			sroce_resp_ack(qp, out,
+				       sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+				       sroce_resp_ack_syndrome());
 		return;
 	}
 	for (i = 0; i < rs->res_n; i++) {
