@@ -137,7 +137,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	if (!cq->is_user)
 		cq->q.hdr->kflags = 0;
-	ibcq->cqe = n;
+	/* The ring holds n; never report more than the device maximum. */
+	ibcq->cqe = min_t(u32, n, SROCE_MAX_CQE);
 
 	err = sroce_cq_copy_resp(cq, udata);
 	if (err)
@@ -201,7 +202,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	nq.hdr->uflags = READ_ONCE(cq->q.hdr->uflags);
 	oq = cq->q;
 	cq->q = nq;
-	ibcq->cqe = n;
+	ibcq->cqe = min_t(u32, n, SROCE_MAX_CQE);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	spin_unlock_irqrestore(&cq->poll_lock, pflags);
 

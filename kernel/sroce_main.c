@@ -26,6 +26,8 @@ MODULE_ALIAS_RDMA_LINK(SROCE_LINK_TYPE);
  */
 static LIST_HEAD(sroce_dev_list);
 static DEFINE_MUTEX(sroce_dev_lock);
+/* Set at module exit: netdev events no longer queue unregistrations. */
+static bool sroce_exiting;
 
 static struct sroce_dev *sroce_find_locked(struct net_device *ndev)
 {
@@ -132,13 +134,15 @@ static const struct attribute_group sroce_attr_group = {
 	.attrs = sroce_dev_attrs,
 };
 
+/*
+ * Called by the core (possibly from its unregistration workqueue) as the
+ * last step of unregistering. The device leaves sroce_dev_list only at the
+ * very end, so that module exit, which unregisters what is still listed,
+ * waits for a concurrent unregistration instead of unloading under it.
+ */
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
-
-	mutex_lock(&sroce_dev_lock);
-	list_del(&sdev->list);
-	mutex_unlock(&sroce_dev_lock);
 
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->key_xa));
@@ -148,6 +152,10 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->ah_xa);
 	sroce_net_dev_cleanup(sdev);
 	dev_put(sdev->ndev);
+
+	mutex_lock(&sroce_dev_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&sroce_dev_lock);
 }
 
 /* Called by ib_register_device() once the device is fully set up. */
@@ -238,8 +246,11 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_BAD_QKEY_CNTR |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_RC_RNR_NAK_GEN |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_RC_RNR_NAK_GEN;
+	/*
+	 * IB_DEVICE_MEM_MGT_EXTENSIONS (fast registration) is advertised
+	 * once IB_WR_REG_MR and IB_WR_LOCAL_INV are executed.
+	 */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -361,7 +372,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	mutex_lock(&sroce_dev_lock);
 	sdev = sroce_find_locked(ndev);
-	if (!sdev)
+	if (!sdev || sroce_exiting)
 		goto out;
 
 	switch (event) {
@@ -387,7 +398,11 @@ static struct notifier_block sroce_netdev_nb = {
 	.notifier_call = sroce_netdev_event,
 };
 
-/* Unregister every device; safe against concurrent queued unregistration. */
+/*
+ * Unregister every device. A device whose unregistration the core already
+ * queued (its netdev went away) stays listed until its dealloc_driver has
+ * run; ib_unregister_device() on it waits for that to finish.
+ */
 static void sroce_unregister_all(void)
 {
 	struct sroce_dev *sdev;
@@ -403,6 +418,8 @@ static void sroce_unregister_all(void)
 			break;
 		ib_unregister_device(&sdev->ibdev);
 		put_device(&sdev->ibdev.dev);
+		/* Let a concurrent dealloc_driver reach its list_del. */
+		cond_resched();
 	}
 }
 
@@ -433,6 +450,14 @@ err_wq:
 static void __exit sroce_module_exit(void)
 {
 	rdma_link_unregister(&sroce_link_ops);
+	/*
+	 * unregister_netdevice_notifier() replays DOWN and UNREGISTER for
+	 * every netdev: they must not queue unregistrations that would run
+	 * after the module is gone.
+	 */
+	mutex_lock(&sroce_dev_lock);
+	sroce_exiting = true;
+	mutex_unlock(&sroce_dev_lock);
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_unregister_all();
 	sroce_net_exit();

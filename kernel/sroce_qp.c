@@ -291,6 +291,27 @@ void sroce_qp_work(struct work_struct *work)
 	sroce_resp_run(qp);
 }
 
+/*
+ * Tell user space whether WQEs it posts must be pushed into the kernel to
+ * be flushed (SROCE_RING_F_FLUSH); kflags belong to the kernel, so a plain
+ * read-modify-write under state_lock is enough.
+ */
+static void sroce_qp_set_flush_flag(struct sroce_qp *qp, bool on)
+{
+	struct sroce_queue *qs[] = { &qp->sq, &qp->rq };
+	u32 i, v;
+
+	for (i = 0; i < ARRAY_SIZE(qs); i++) {
+		if (!qs[i]->hdr)
+			continue;
+		v = READ_ONCE(qs[i]->hdr->kflags);
+		v = on ? v | SROCE_RING_F_FLUSH : v & ~SROCE_RING_F_FLUSH;
+		WRITE_ONCE(qs[i]->hdr->kflags, v);
+	}
+	/* The flag is visible before any WQE user space posts after this. */
+	smp_mb();
+}
+
 /* Complete every posted WR of a QP in the Error state. */
 void sroce_qp_flush(struct sroce_qp *qp)
 {
@@ -309,8 +330,10 @@ bool sroce_qp_to_error(struct sroce_qp *qp)
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	changed = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
-	if (changed)
+	if (changed) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		sroce_qp_set_flush_flag(qp, true);
+	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	return changed;
 }
@@ -558,6 +581,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	WRITE_ONCE(qp->state, next);
+	if (next == IB_QPS_ERR || next == IB_QPS_RESET)
+		sroce_qp_set_flush_flag(qp, next == IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (cur != next)

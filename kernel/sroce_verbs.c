@@ -42,8 +42,14 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->bad_pkey_cntr = 0;
 	attr->qkey_viol_cntr = 0;
 
+	/* Fails once the netdev is going away: report a default speed. */
 	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
 			       &attr->active_width);
+	if (err) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+		err = 0;
+	}
 
 	if (attr->state == IB_PORT_ACTIVE)
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;

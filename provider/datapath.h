@@ -100,6 +100,8 @@ int recv_wr_check(const WorkQueue &rq, const ibv_recv_wr &wr);
 void recv_wqe_build(sroce_recv_wqe *wqe, const ibv_recv_wr &wr);
 /* Posts a WR list into an RQ or SRQ ring; never enters the kernel. */
 int rq_post(WorkQueue &rq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+/* The RQ's kernel entry, used only to flush a QP in the error state. */
+int rq_ring_doorbell(int cmd_fd, uint32_t qp_handle);
 
 /* ---- Completions -------------------------------------------------------- */
 

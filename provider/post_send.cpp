@@ -281,7 +281,9 @@ SqPostResult sq_post(WorkQueue &sq, ibv_qp_type qp_type, bool sq_sig_all, ibv_se
 	if (pr.prod != start) {
 		pr.publish(pr.prod);
 		full_fence();
-		res.ring_doorbell = pr.ring.load_kflags() & SROCE_SQ_NEED_WAKEUP;
+		/* Idle engine, or a QP in error whose new WQEs must be flushed. */
+		res.ring_doorbell =
+		    pr.ring.load_kflags() & (SROCE_SQ_NEED_WAKEUP | SROCE_RING_F_FLUSH);
 	}
 	return res;
 }

@@ -340,6 +340,11 @@ struct ibv_post_send {
 	ib_uverbs_post_send core_payload;
 };
 
+struct ibv_post_recv {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_post_recv core_payload;
+};
+
 /* ---- Exported helpers (IBVERBS_PRIVATE_34); ibv_cmd_* return 0 or errno */
 
 enum {
@@ -505,6 +510,7 @@ static_assert(sizeof(struct ibv_create_xsrq) == 56);
 static_assert(sizeof(struct ibv_modify_srq) == 24);
 static_assert(sizeof(struct ibv_query_srq) == 24);
 static_assert(sizeof(struct ibv_post_send) == 32);
+static_assert(sizeof(struct ibv_post_recv) == 32);
 static_assert(sizeof(struct ibv_alloc_mw) == 24);
 
 static_assert(sizeof(ib_uverbs_get_context_resp) == 8);

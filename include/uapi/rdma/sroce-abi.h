@@ -77,6 +77,13 @@ struct sroce_ring_hdr {
 #define SROCE_SQ_NEED_WAKEUP		(1U << 0)
 /* kflags of a completion queue */
 #define SROCE_CQ_F_OVERFLOW		(1U << 0)
+/*
+ * kflags of an SQ and RQ: the QP is in the error state. WQEs posted now
+ * are completed with IB_WC_WR_FLUSH_ERR when user space enters the kernel
+ * after posting: an empty IB_USER_VERBS_CMD_POST_SEND (SQ) or
+ * IB_USER_VERBS_CMD_POST_RECV (RQ). Cleared when the QP is reset.
+ */
+#define SROCE_RING_F_FLUSH		(1U << 1)
 /* kflags of any work queue: the kernel found a bad index or WQE */
 #define SROCE_RING_F_ERROR		(1U << 31)
 
