@@ -57,8 +57,7 @@
 #define SROCE_QPN_MIN		16
 #define SROCE_QPN_MAX		0xFFFFFF
 
-/* MR/MW keys are (index << 8) | key byte; index 0 is never used. */
-#define SROCE_KEY_INDEX_MAX	0xFFFFFF
+/* MR/MW keys: see include/sroce/sroce_keys.h. */
 
 /* Device counters (rdma statistic show link ...). */
 struct sroce_stats {
@@ -99,6 +98,9 @@ struct sroce_dev {
 	u32 srq_next;
 	struct xarray ah_xa;
 	u32 ah_next;
+	spinlock_t mcg_lock;		/* multicast groups (sroce_mcast.c) */
+	struct list_head mcg_list;
+	u32 num_mcg;
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
 	atomic_t num_ucontext;
@@ -511,6 +513,13 @@ void sroce_resp_cleanup(struct sroce_qp *qp);
 int sroce_resp_init(struct sroce_qp *qp);
 void sroce_resp_flush(struct sroce_qp *qp);
 void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list);
+
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void sroce_mcast_qp_gone(struct sroce_qp *qp);
+void sroce_mcast_cleanup(struct sroce_dev *sdev);
+void sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
+		     const struct sroce_pkt *pkt);
 
 /* ------------------------------------------------------------------------
  * Other verbs (sroce_verbs.c)

@@ -150,6 +150,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->key_xa);
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
+	sroce_mcast_cleanup(sdev);
 	sroce_net_dev_cleanup(sdev);
 	dev_put(sdev->ndev);
 
@@ -189,6 +190,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -200,6 +202,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
+	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.enable_driver = sroce_enable_driver,
@@ -297,6 +300,8 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->key_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	spin_lock_init(&sdev->mcg_lock);
+	INIT_LIST_HEAD(&sdev->mcg_list);
 	sroce_init_attr(sdev);
 
 	strscpy(ibdev->node_desc, SROCE_DRV_NAME, sizeof(ibdev->node_desc));

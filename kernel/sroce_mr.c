@@ -18,10 +18,11 @@
 #include <linux/skbuff.h>
 
 #include "sroce.h"
+#include <sroce/sroce_keys.h>
 
 u32 sroce_key_make(u32 index)
 {
-	return (index << 8) | get_random_u8();
+	return sroce_key_compose(index, get_random_u8());
 }
 
 static int sroce_mr_add(struct sroce_dev *sdev, struct sroce_mr *mr)
@@ -34,7 +35,7 @@ static int sroce_mr_add(struct sroce_dev *sdev, struct sroce_mr *mr)
 		goto err_count;
 	}
 	err = xa_alloc_cyclic_irq(&sdev->key_xa, &index, mr,
-				  XA_LIMIT(1, SROCE_KEY_INDEX_MAX),
+				  XA_LIMIT(SROCE_KEY_INDEX_MIN, SROCE_KEY_INDEX_MAX),
 				  &sdev->key_next, GFP_KERNEL);
 	if (err < 0) {
 		err = err == -EBUSY ? -ENOMEM : err;
@@ -54,7 +55,7 @@ err_count:
 /* Unpublish the key and wait until no lookup holds the region. */
 static void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	xa_erase_irq(&sdev->key_xa, mr->ibmr.lkey >> 8);
+	xa_erase_irq(&sdev->key_xa, sroce_key_index(mr->ibmr.lkey));
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
 	atomic_dec(&sdev->num_mr);
@@ -69,7 +70,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 	struct sroce_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->key_xa, key >> 8);
+	mr = xa_load(&sdev->key_xa, sroce_key_index(key));
 	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->refs)))
 		mr = NULL;
 	rcu_read_unlock();

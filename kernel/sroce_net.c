@@ -423,6 +423,16 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!sroce_pkey_match(pkt.pkey, SROCE_DEFAULT_PKEY))
 		goto drop;
 
+	/* Payload offset from skb->data, for the engines. */
+	pkt.payload_off += SROCE_UDP_HDR_BYTES;
+	if (pkt.dqpn == SROCE_MCAST_QPN) {
+		err = -SROCE_DROP_BAD_QP_TYPE;
+		if (pkt.info->transport != SROCE_TRANSPORT_UD)
+			goto drop;
+		sroce_mcast_rcv(sdev, skb, &pkt);
+		consume_skb(skb);
+		return;
+	}
 	qp = sroce_qp_get(sdev, pkt.dqpn);
 	err = -SROCE_DROP_NO_QP;
 	if (!qp)
@@ -432,8 +442,6 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		err = -SROCE_DROP_BAD_QP_TYPE;
 		goto drop;
 	}
-	/* Payload offset from skb->data, for the engines. */
-	pkt.payload_off += SROCE_UDP_HDR_BYTES;
 	if (pkt.info->flags & SROCE_OPF_REQUEST)
 		sroce_resp_rcv(qp, skb, &pkt);
 	else

@@ -664,6 +664,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	/* Unpublish, then wait for every data-path user to let go. */
+	sroce_mcast_qp_gone(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->released);
