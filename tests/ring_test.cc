@@ -114,7 +114,7 @@ TEST(Ring, RecvStrideFitsSges)
 TEST(Ring, BytesIncludeHeaderAndRoundToPages)
 {
 	EXPECT_EQ(sroce_ring_bytes(1, 64, 4096), 4096u);
-	EXPECT_EQ(sroce_ring_bytes(64, 64, 4096), 8192u);     // 192 + 4096
+	EXPECT_EQ(sroce_ring_bytes(64, 64, 4096), 8192u);      // 192 + 4096
 	EXPECT_EQ(sroce_ring_bytes(1u << 20, 4096, 4096), 0u); // > 2 GiB
 }
 
