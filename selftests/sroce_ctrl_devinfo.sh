@@ -34,7 +34,8 @@ mtu=$(cat "/sys/class/net/$CTRL_IFACE/mtu")
 want=1024
 [ "$mtu" -ge 4180 ] && want=4096
 [ "$mtu" -ge 2132 ] && [ "$mtu" -lt 4180 ] && want=2048
-ctrl_vc devinfo 60 devinfo "$dev" --state active --mtu "$want" ||
+# sroce promises at least rdma_rxe's limits (kernel/sroce.h): 2^20 WRs.
+ctrl_vc devinfo 60 devinfo "$dev" --state active --mtu "$want" --min-qp-wr 1048576 ||
 	rig_fail "sroce-verbs-check devinfo $dev failed"
 grep -q '^[[:space:]]*link_layer:[[:space:]]*Ethernet' "$odir/ibv_devinfo-v.$dev.txt" ||
 	rig_fail "ibv_devinfo: link_layer is not Ethernet"

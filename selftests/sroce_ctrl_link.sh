@@ -7,7 +7,8 @@
 # with its sroce_abi and parent attributes, listed by ibv_devices and
 # queryable through the provider. A second device on the same netdev and a
 # device on a non-Ethernet netdev (lo) are refused without leaving anything
-# behind. rmmod removes a device nobody uses; the module loads again.
+# behind. rmmod removes one or two devices nobody uses (four rounds); the
+# module loads again each time.
 # timeout: 200
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
@@ -69,12 +70,22 @@ for i in $(seq 1 "$loops"); do
 	rig_log "round $i: deleted and re-added, ACTIVE after $(((t1 - t0) / 1000000)) ms"
 done
 
-# rmmod with a device that no process uses.
-rmmod sroce || rig_fail "rmmod sroce (one idle device) failed"
-check_gone "after rmmod" "$dev"
-[ ! -d /sys/module/sroce ] || rig_fail "sroce is still loaded after rmmod"
-! ctrl_udp_open || rig_fail "UDP port 4791 still open after rmmod"
-rig_load_module sroce
-ctrl_link_add "$dev" "$ifc" || rig_fail "rdma link add after reloading the module failed"
-check_up "after reloading the module"
+# rmmod with devices nobody uses: one, then two (a veth for the second).
+ctrl_veth ctrll0 ctrll1
+for i in $(seq 1 "${SROCE_CTRL_RMMOD_LOOPS:-4}"); do
+	n=1
+	if [ "$i" -gt 1 ]; then
+		ctrl_link_add sroce1 ctrll0 || rig_fail "rmmod round $i: rdma link add sroce1 failed"
+		n=2
+	fi
+	rmmod sroce || rig_fail "rmmod round $i: rmmod sroce ($n idle devices) failed"
+	check_gone "rmmod round $i" "$dev"
+	check_gone "rmmod round $i" sroce1
+	[ ! -d /sys/module/sroce ] || rig_fail "rmmod round $i: sroce is still loaded"
+	! ctrl_udp_open || rig_fail "rmmod round $i: UDP port 4791 still open"
+	rig_load_module sroce
+	ctrl_link_add "$dev" "$ifc" || rig_fail "rmmod round $i: rdma link add after reloading failed"
+	check_up "rmmod round $i: after reloading the module"
+	rig_log "rmmod round $i: $n idle devices removed, module reloaded"
+done
 ctrl_vc devinfo 60 devinfo "$dev" --state active || rig_fail "sroce-verbs-check devinfo failed"

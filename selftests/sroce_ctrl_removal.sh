@@ -7,6 +7,8 @@
 # and by deleting its netdev. Each removal completes promptly, and each
 # holder gets IBV_EVENT_DEVICE_FATAL, touches its dead objects (poll, post,
 # query), destroys them and exits 0, without a crash or a kernel splat.
+# Last, the device is deleted while a process creates and destroys objects
+# in a loop: that process stops on its own (EIO), without a crash.
 # timeout: 240
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
@@ -58,6 +60,23 @@ pid=$CTRL_HOLD_PID
 timed netdev-delete ip link del ctrlr0 || rig_fail "ip link del ctrlr0 failed"
 ctrl_wait_gone sroce1 10 || rig_fail "sroce1 still registered after its netdev went away"
 ctrl_expect_released hold-netdev "$pid"
+
+# 4. rdma link delete in the middle of create/destroy loops: the looping
+# process sees its verbs fail (EIO) and stops on its own, no crash.
+"$CTRL_VC" objects "$dev" --loops 1000 >"$RIG_TEST_OUT/objects-removed.log" 2>&1 &
+pid=$!
+CTRL_PIDS+=("$pid")
+sleep "${SROCE_CTRL_REMOVE_AFTER:-4}"
+kill -0 "$pid" 2>/dev/null || rig_fail "the objects loop ended before the removal"
+timed link-delete-busy rdma link delete "$dev" || rig_fail "rdma link delete $dev during the loops failed"
+ctrl_wait_gone "$dev" 10 || rig_fail "$dev still registered"
+rc=0
+ctrl_hold_wait objects-removed "$pid" 120 >/dev/null || rc=$?
+grep -v '^PASS' "$RIG_TEST_OUT/objects-removed.log" | head -n 20 | sed 's/^/    /'
+[ "$rc" -lt 124 ] || rig_fail "the objects loop died or hung after the removal (status $rc)"
+grep -q 'the device is gone' "$RIG_TEST_OUT/objects-removed.log" ||
+	rig_fail "the objects loop did not notice the removal"
+ctrl_link_add "$dev" "$ifc" || rig_fail "rdma link add after the busy delete failed"
 
 # The survivor still works.
 [ "$(ctrl_port_state "$dev")" = ACTIVE ] || rig_fail "$dev not ACTIVE at the end"

@@ -44,8 +44,7 @@ grep -q '^summary: hold: .* 0 failed' "$RIG_TEST_OUT/hold-rename.log" ||
 # A name another device has is refused.
 ctrl_veth ctrln0 ctrln1
 ctrl_link_add other0 ctrln0 || rig_fail "rdma link add other0 failed"
-check_name_other=$(cat /sys/class/infiniband/other0/parent)
-[ "$check_name_other" = ctrln0 ] || rig_fail "other0 is not on ctrln0"
+[ "$(cat /sys/class/infiniband/other0/parent)" = ctrln0 ] || rig_fail "other0 is not on ctrln0"
 if rdma dev set bar0 name other0 2>/dev/null; then
 	rig_fail "renaming bar0 onto the existing other0 was accepted"
 fi

@@ -15,28 +15,22 @@ repo=$(cd "$here/.." && pwd)
 cd "$repo" || exit 1
 
 # Device pairs to demonstrate: TYPE_A-TYPE_B, one boot of two guests each.
-DEMO_PAIRS=(rxe-rxe)
+DEMO_PAIRS=(rxe-rxe sroce-sroce sroce-rxe)
 
-# ---- EXTENSION POINT: sroce rows -------------------------------------------
-# Once sroce.ko carries traffic -- proven by the guest suites sroce-sroce
-# and sroce-rxe passing in "make test" (GUEST_SUITES in tools/test-all.sh) --
-# add its pairs here; they are then measured exactly like rxe-rxe, side by
-# side in the same table:
-#
-#   DEMO_PAIRS+=(sroce-sroce sroce-rxe)
-#
-# A pair that needs sroce while sroce.ko is not built is shown as "not built".
-# -----------------------------------------------------------------------------
+# Every pair is measured the same way, side by side in one table: rxe-rxe
+# (the kernel's soft-RoCE), sroce-sroce, and sroce-rxe (interop). A pair
+# that needs sroce while sroce.ko is not built is shown as "not built".
 
 # The guest tests the demo runs and the numbers it shows from them
 # ("metric|label|scale": the metric's value is multiplied by scale).
-DEMO_TESTS="link.sh tcp_bw.sh rc_pingpong.sh write_bw.sh read_bw.sh send_lat.sh"
+DEMO_TESTS="link.sh tcp_bw.sh rc_pingpong.sh rc_verify.sh write_bw.sh read_bw.sh send_lat.sh"
 ROWS=(
 	"tcp_bw|TCP over the link, iperf3 (Mbit/s)|1"
 	"rc_pingpong_ipv4_1B_rtt|RC send round trip, 1 B, ibv_rc_pingpong (us)|1"
 	"rc_pingpong_ipv4_4096B_rtt|RC send round trip, 4 KiB (us)|1"
 	"rc_pingpong_ipv4_1048576B_bw|RC send 1 MiB messages, checked (Mbit/s)|1"
 	"rc_pingpong_ipv6_4096B_bw|RC send 4 KiB over the IPv6 GID (Mbit/s)|1"
+	"rc_verify_ipv4_checks|SEND/WRITE/READ/atomics, every byte checked (checks)|1"
 	"send_lat_2B_typical|SEND latency 2 B typical, ib_send_lat (us)|1"
 	"write_bw_65536B|RDMA WRITE 64 KiB, ib_write_bw (MB/s)|1"
 	"write_bw_64B_rate|RDMA WRITE 64 B message rate (k msg/s)|1000"
@@ -100,7 +94,7 @@ for pair in "${DEMO_PAIRS[@]}"; do
 	bash tools/vm/suite.sh "${kernel[@]}" -t 900 --tests "$DEMO_TESTS" -o "$run" "$pair" \
 		>"$out/$pair.log" 2>&1
 	rc=$?
-	grep -E '^rig: (guest .: userspace|PASS|FAIL)' "$out/$pair.log" | sed 's/^/      /'
+	grep -E '^rig: (guest .: userspace .*guest uptime|PASS|FAIL)' "$out/$pair.log" | sed 's/^/      /'
 	sed -n '/^--- suite /,$p' "$out/$pair.log" | grep -E '^(ok|not ok) ' | sed 's/^/      /'
 	if [ "$rc" = 0 ]; then result[$pair]=ok; else result[$pair]=FAILED; fi
 done
@@ -115,7 +109,7 @@ value() {
 	elif ! grep -qE "^ok [0-9]+ $test\$" "$run/a/script.log"; then
 		echo "FAILED"
 	else
-		awk -v v="$v" -v s="$scale" 'BEGIN { x = v * s; printf (x >= 100 ? "%.0f" : "%.2f"), x }'
+		awk -v v="$v" -v s="$scale" 'BEGIN { x = v * s; printf (x >= 100 || x == int(x) ? "%.0f" : "%.2f"), x }'
 	fi
 }
 
@@ -124,24 +118,24 @@ echo "sroce demo: RDMA between two qemu guests (kernel $guest_kernel, software C
 echo "emulation, 1 vCPU each, link MTU 4200: RoCE MTU 4096). Absolute numbers are"
 echo "those of an emulated machine; compare pairs side by side."
 echo
-printf '%-50s' ""
+printf '%-58s' ""
 for pair in "${DEMO_PAIRS[@]}"; do printf '%14s' "$pair"; done
 echo
 for row in "${ROWS[@]}"; do
 	IFS='|' read -r metric label scale <<<"$row"
-	printf '%-50s' "$label"
+	printf '%-58s' "$label"
 	for pair in "${DEMO_PAIRS[@]}"; do printf '%14s' "$(value "$pair" "$metric" "$scale")"; done
 	echo
 done
-printf '%-50s' "guest boot to userspace (s)"
+printf '%-58s' "guest boot to userspace (s)"
 for pair in "${DEMO_PAIRS[@]}"; do
 	printf '%14s' "$(awk '$1 == "a" { sub("boot_s=", "", $2); print $2 }' "$out/$pair/.rig/timings" 2>/dev/null)"
 done
 echo
 echo
 if [[ " ${DEMO_PAIRS[*]} " != *sroce* ]]; then
-	echo "No sroce column yet: sroce.ko is not yet shown to carry traffic by the guest"
-	echo "suites (see the EXTENSION POINT in tools/demo.sh)."
+	echo "No sroce column yet: sroce joins the table once the sroce guest suites pass"
+	echo "(see the EXTENSION POINT in tools/demo.sh)."
 fi
 echo "Logs: $out"
 fail=0

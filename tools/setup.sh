@@ -77,11 +77,19 @@ fi
 
 # Packages that are not installed ("install ok installed" is the only state
 # that counts: half-configured or removed-with-config ones are missing).
-missing=()
-for p in "${wanted[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
+# Sets missing=(...) to the wanted packages that are not installed.
+find_missing() {
+	local p st
+	local -A ok=()
+	while read -r p st; do
+		[ "$st" = "install ok installed" ] && ok[${p%%:*}]=1
+	done < <(dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null)
+	missing=()
+	for p in "${wanted[@]}"; do
+		[ -n "${ok[$p]:-}" ] || missing+=("$p")
+	done
+}
+find_missing
 
 if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "not root: cannot install ${missing[*]} (run as root)"
@@ -98,7 +106,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 		tail -n 20 "$log" >&2
 		die "apt-get install ${missing[*]} failed"
 	fi
-	say "installed ${#missing[@]} package(s)"
+	find_missing
+	[ ${#missing[@]} -eq 0 ] || die "still not installed after apt-get: ${missing[*]}"
+	say "installed what was missing"
 fi
 
 # checkpatch.pl and friends come from the kernel source tarball.

@@ -25,7 +25,7 @@ cd "$repo" || exit 1
 # selftests/ with device TYPE_A in guest a and TYPE_B in guest b). A suite
 # that needs sroce is skipped while sroce.ko is not built. To add one, add
 # its name here, e.g. sroce-sroce or sroce-rxe.
-GUEST_SUITES=(rxe-rxe)
+GUEST_SUITES=(rxe-rxe sroce-sroce sroce-rxe rxe-sroce)
 
 guests=1
 rig=1
@@ -236,7 +236,7 @@ if [ "$guests" = 1 ]; then
 		fi
 		echo "$summary ($(took "$t"))"
 		echo "     $verdict"
-		grep -E '^rig: guest .: userspace' "$log" | sed 's/^/     /'
+		grep -E '^rig: guest .: userspace .*guest uptime' "$log" | sed 's/^/     /'
 		[ "$rc" = 0 ] || show_failures "$logs/suite-$s.ktap"
 	done
 fi

@@ -35,9 +35,13 @@ perf_pair() {
 		timeout -k 3 "$t" "$@" -p "$PERF_PORT" "$RIG_PEER_IP4" >"$PERF_LOG" 2>&1 || rc=$?
 	fi
 	sed 's/^/    /' "$PERF_LOG"
-	[ "$rc" = 124 ] && rig_log "$1 timed out after ${t}s"
-	if grep -qiE 'completion with error|failed status|couldn.t|unable to|error' "$PERF_LOG"; then
-		rig_log "$1 reported an error"
+	if [ "$rc" = 124 ]; then
+		rig_log "$1 timed out after ${t}s"
+	fi
+	local err
+	err=$(grep -m 2 -iE 'completion with error|failed status|couldn.t|unable to|error' "$PERF_LOG")
+	if [ -n "$err" ]; then
+		rig_log "$1 reported an error: ${err//$'\n'/ / }"
 		[ "$rc" = 0 ] && rc=1
 	fi
 	return "$rc"

@@ -15,7 +15,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-dir=$(cd "$here/.." && pwd)
+# The tests' folder (RIG_TESTS_DIR: the rig's self-test of this runner).
+dir=${RIG_TESTS_DIR:-$(cd "$here/.." && pwd)}
 # shellcheck source=selftests/lib/ktap.sh
 . "$here/ktap.sh"
 
@@ -45,33 +46,59 @@ if [ -f "$dir/settings" ]; then
 fi
 start_wait=90
 peer_grace=10
-patterns=${RIG_REPO:-$dir/..}/tools/vm/splat-patterns
+patterns=${RIG_REPO:-$here/../..}/tools/vm/splat-patterns
 
 now() { echo "$EPOCHSECONDS"; }
 # Sleep without an exec (each costs 50-100 ms under TCG).
 exec {sleep_fd}<> <(:)
 nap() { read -rt "$1" -u "$sleep_fd" _ || true; }
 
-# First kernel splat in the dmesg lines after line $1, as "LABEL: line".
-new_splat() {
-	local from=$1 label re line log
-	[ -f "$patterns" ] || return 1
-	log=$(dmesg 2>/dev/null | tail -n +"$((from + 1))")
-	[ -n "$log" ] || return 1
+# Splat patterns, loaded once (every exec costs 50-100 ms under TCG, so
+# the checks below run on builtins and one dmesg per call).
+splat_labels=()
+splat_res=()
+if [ -f "$patterns" ]; then
 	while IFS=$'\t' read -r label re; do
 		case "$label" in '#'* | '') continue ;; esac
-		line=$(grep -E -m 1 -- "$re" <<<"$log") || continue
-		echo "$label in dmesg: ${line#\[*\] }"
-		return 0
+		splat_labels+=("$label")
+		splat_res+=("$re")
 	done <"$patterns"
+fi
+
+# Number of lines in the kernel log now.
+dmesg_lines() {
+	local lines=()
+	mapfile -t lines < <(dmesg 2>/dev/null)
+	echo "${#lines[@]}"
+}
+
+# First kernel splat in the dmesg lines after line $1, as "LABEL in dmesg:
+# line"; status 1 when there is none.
+new_splat() {
+	local from=$1 lines=() i j
+	[ ${#splat_res[@]} -gt 0 ] || return 1
+	mapfile -t -s "$from" lines < <(dmesg 2>/dev/null)
+	for ((j = 0; j < ${#splat_res[@]}; j++)); do
+		for ((i = 0; i < ${#lines[@]}; i++)); do
+			if [[ "${lines[i]}" =~ ${splat_res[j]} ]]; then
+				echo "${splat_labels[j]} in dmesg: ${lines[i]#\[*\] }"
+				return 0
+			fi
+		done
+	done
 	return 1
 }
 
 # Per-test time limit: "# timeout: N" in the test script, else settings.
 test_timeout() {
-	local t
-	t=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$1" | head -n 1)
-	echo "${t:-$timeout}"
+	local line
+	while IFS= read -r line; do
+		if [[ "$line" =~ ^#\ timeout:\ ([0-9]+)$ ]]; then
+			echo "${BASH_REMATCH[1]}"
+			return
+		fi
+	done <"$1"
+	echo "$timeout"
 }
 
 # Run this guest's half of test $2 (script $1) in sync folder $3; prints
@@ -82,8 +109,7 @@ run_half() {
 	export RIG_TEST=$name RIG_TEST_SYNC=$sync RIG_TEST_TIMEOUT=$limit
 	export RIG_TEST_OUT=$RIG_OUT/tests/$name
 	mkdir -p "$RIG_TEST_OUT"
-	before=$(dmesg 2>/dev/null | wc -l)
-	before=${before:-0}
+	before=$(dmesg_lines)
 	t0=$(now)
 	# timeout(1) puts itself and the test in a process group of their own.
 	timeout -k 5 "$limit" bash "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 </dev/null &

@@ -16,9 +16,11 @@
 #include "report.h"
 #include "verbs_util.h"
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 #include <vector>
 

@@ -15,6 +15,7 @@
 #include "verbs_util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -175,7 +176,6 @@ void InvalidRun::qp_create_limits()
 	    {"qp.create.inline_u32_max", {16, 16, 1, 1, UINT32_MAX}, "max_inline_data = 2^32-1"},
 	};
 
-	(void)base;
 	for (ibv_qp_type type : {IBV_QPT_RC, IBV_QPT_UD})
 		for (const auto &c : cases) {
 			std::string name = c.name;

@@ -14,13 +14,15 @@
  *   ibv_query_qp reports them), and the state walk RESET -> INIT -> RTR ->
  *   RTS -> SQD (with the SQ drained event) -> RTS -> ERR -> RESET with a
  *   loopback path, every attribute queried back;
- * - address handles; a second context on the same device.
+ * - address handles; 256 CQs, QPs, MRs and AHs alive at once, destroyed
+ *   out of order; a second context on the same device.
  */
 #include "commands.h"
 #include "report.h"
 #include "verbs_util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,6 +97,7 @@ class ObjectsRun
 	bool expect_state(const std::string &name, ibv_qp *qp, ibv_qp_state want);
 	void expect_sq_drained(const std::string &name, ibv_qp *qp);
 	void ah_cycle(ibv_pd *pd);
+	void bulk(ibv_pd *pd);
 	void second_context();
 
 	CqPtr make_cq(int cqe) { return CqPtr(ibv_create_cq(ctx_, cqe, nullptr, nullptr, 0)); }
@@ -733,6 +736,64 @@ void ObjectsRun::ah_cycle(ibv_pd *pd)
 			r_.fail("ah.destroy", "ibv_destroy_ah: %s", errno_name(ret).c_str());
 }
 
+/*
+ * Many objects at once, destroyed in an order unlike creation (every
+ * other one first, then the rest backwards): the QP number, key and AH
+ * number allocators see holes.
+ */
+void ObjectsRun::bulk(ibv_pd *pd)
+{
+	const int n = 256;
+	std::vector<uint8_t> buf(4096);
+	std::vector<CqPtr> cqs;
+	std::vector<QpPtr> qps;
+	std::vector<MrPtr> mrs;
+	std::vector<AhPtr> ahs;
+	ibv_ah_attr aa{};
+	int failed = 0;
+
+	aa.is_global = 1;
+	aa.grh.dgid = gid_.gid;
+	aa.grh.sgid_index = uint8_t(gid_.index);
+	aa.grh.hop_limit = kHopLimit;
+	aa.port_num = 1;
+	for (int i = 0; i < n && !failed; i++) {
+		ibv_qp_init_attr ia;
+
+		errno = 0;
+		cqs.emplace_back(make_cq(4));
+		if (!cqs.back()) {
+			failed = null_errno();
+			break;
+		}
+		qps.push_back(make_qp(pd, i % 3 == 2 ? IBV_QPT_UD : IBV_QPT_RC, cqs.back().get(),
+		                      {1, 1, 1, 1, 0}, &ia));
+		mrs.emplace_back(ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE));
+		ahs.emplace_back(ibv_create_ah(pd, &aa));
+		if (!qps.back() || !mrs.back() || !ahs.back())
+			failed = null_errno();
+	}
+	if (!r_.check(!failed, "bulk.create", "%d CQs, QPs, MRs and AHs alive at once%s%s", n,
+	              failed ? ": " : "", failed ? errno_name(failed).c_str() : ""))
+		return;
+
+	auto destroy_all = [&](auto &objs, auto destroy, const char *what) {
+		int errors = 0;
+
+		for (size_t i = 0; i < objs.size(); i += 2)
+			errors += destroy(objs[i].release()) != 0;
+		for (size_t i = objs.size(); i-- > 0;)
+			if (objs[i])
+				errors += destroy(objs[i].release()) != 0;
+		r_.check(!errors, std::string("bulk.destroy_") + what,
+		         "%zu %ss destroyed, %d errors", objs.size(), what, errors);
+	};
+	destroy_all(ahs, ibv_destroy_ah, "AH");
+	destroy_all(mrs, ibv_dereg_mr, "MR");
+	destroy_all(qps, ibv_destroy_qp, "QP");
+	destroy_all(cqs, ibv_destroy_cq, "CQ");
+}
+
 void ObjectsRun::second_context()
 {
 	std::string why;
@@ -772,6 +833,7 @@ void ObjectsRun::run_loop(bool first)
 	for (ibv_qp_type type : {IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD})
 		qp_state_walk(pd.get(), type);
 	ah_cycle(pd.get());
+	bulk(pd.get());
 	second_context();
 	r_.expect_ok("pd.dealloc_main", ibv_dealloc_pd(pd.release()), "ibv_dealloc_pd");
 }
@@ -822,6 +884,13 @@ int cmd_objects(int argc, char **argv)
 		run.run_loop(i == 0);
 		r.set_quiet(false);
 		std::printf("loop %ld/%ld: %u new failures\n", i + 1, loops, r.failures() - before);
+		/* A removed device fails every verb with EIO: no point going on. */
+		ibv_port_attr port{};
+		if (ibv_query_port(ctx.get(), 1, &port) == EIO) {
+			r.info("the device is gone (ibv_query_port: EIO): stopping after loop %ld",
+			       i + 1);
+			break;
+		}
 	}
 	r.set_context("");
 	return r.finish();

@@ -240,13 +240,21 @@ kimg=$(kernel_image "$kver" "$cache")
 
 if [ -z "$out" ]; then
 	out=$repo/out/vm/runs/$(date +%Y%m%d-%H%M%S)-$$
-	# Keep the 20 newest default run folders.
+	# Keep the 20 newest default run folders (and any still in use).
 	find "$repo/out/vm/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | LC_ALL=C sort -r |
-		tail -n +20 | while read -r old; do rm -rf "$old"; done
+		tail -n +20 | while read -r old; do
+		# shellcheck disable=SC2094 # the lock is dropped with its folder
+		(flock -n 9 && rm -rf "$old" "$(dirname "$old")/.$(basename "$old").lock") \
+			9>>"$(dirname "$old")/.$(basename "$old").lock"
+	done
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 case "$out" in *[[:space:]]*) die "run folder must not contain spaces: $out" ;; esac
+# One run per folder: the lock lives next to the folder (its contents are
+# deleted below) and is held until this script exits.
+exec 6>"$(dirname "$out")/.$(basename "$out").lock"
+flock -n 6 || die "run folder $out is in use by another run"
 # A run folder is emptied before use, but only one made by the rig.
 if [ -n "$(ls -A "$out")" ]; then
 	[ -d "$out/.rig" ] || die "$out is not empty and not a rig run folder"
@@ -295,7 +303,9 @@ start_guest() {
 	[ "$role" = b ] && peer=a
 	[ ${#roles[@]} -eq 1 ] && peer=""
 	write_env "$role" "$peer"
-	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet"
+	# no_timer_check: a vCPU starved by a busy host can miss the timer
+	# interrupts of the early IO-APIC check, which then panics the boot.
+	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet no_timer_check"
 	append+=" rig_role=$role rig_results=$out rig_repo=$repo"
 	local cmd=(qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
 		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
@@ -384,6 +394,7 @@ find_splat() {
 }
 
 reasons=()
+later=()
 other_failed() {
 	local me=$1 r
 	for r in "${roles[@]}"; do
@@ -397,7 +408,7 @@ for r in "${roles[@]}"; do
 	rc=$(cat "$out/$r/exit" 2>/dev/null || true)
 	if [ "${state[$r]}" = timeout ]; then
 		if other_failed "$r"; then
-			reasons+=("guest $r: stopped after its peer failed")
+			later+=("guest $r: stopped after its peer failed")
 		else
 			reasons+=("guest $r: timed out after ${timeout} s (the guest did not finish)")
 		fi
@@ -426,7 +437,7 @@ for r in "${roles[@]}"; do
 	[ -n "${t_up[$r]:-}" ] && up=$(elapsed "$t0" "${t_up[$r]}")
 	guest_up=$(cat "$out/$r/up" 2>/dev/null || echo -)
 	scr=-
-	if read -r s e <"$out/$r/script.time" 2>/dev/null; then
+	if [ -f "$out/$r/script.time" ] && read -r s e <"$out/$r/script.time"; then
 		scr=$(elapsed "$s" "$e")
 	fi
 	echo "$r boot_s=$up guest_uptime_s=$guest_up script_s=$scr exit=$(cat "$out/$r/exit" 2>/dev/null || echo -)" \
@@ -434,6 +445,8 @@ for r in "${roles[@]}"; do
 	log "guest $r: userspace ${up} s after start (guest uptime ${guest_up} s), script ${scr} s, exit $(cat "$out/$r/exit" 2>/dev/null || echo none)"
 done
 
+# Consequences come after causes.
+reasons+=("${later[@]}")
 total=$(elapsed "$t0" "$t1")
 if [ ${#reasons[@]} -eq 0 ]; then
 	echo PASS >"$out/result"

@@ -5,7 +5,9 @@
 # boots guests with a guest script from tools/vm/selftest/ and passes only if
 # the rig reached the expected verdict: a healthy pair passes, and a broken
 # script, a kernel WARNING, a hung script, a kernel panic and a failed peer
-# each fail the run with their own reason. Prints KTAP.
+# each fail the run with their own reason; and the guest test runner keeps a
+# pair of guests in step through failing, skipped and hung tests. Prints
+# KTAP.
 #
 #   tools/vm/selftest.sh [-k KERNEL]
 set -uo pipefail
@@ -71,8 +73,38 @@ rig_case() {
 	ktap_pass "rig_$name"
 }
 
+# The guest test runner in a pair of guests: a pass, a failure, a skip, a
+# hang, a half whose peer failed and a final pass must be reported as such,
+# with the hang and the stranded half cut short.
+runner_case() {
+	local name=runner out=$runs/runner log=$runs/runner.log t0 t1 got want
+	t0=$(date +%s)
+	bash "$here/run.sh" -q -o "$out" -t 300 "${kernel[@]}" \
+		"$s/runner.sh" "$s/runner.sh" >"$log" 2>&1
+	t1=$(date +%s)
+	ktap_diag "$name: $(grep -m 1 -E '^rig: (PASS|FAIL)' "$log") ($((t1 - t0)) s)"
+	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
+		"ok 3 t_skip # SKIP skipping on purpose" "not ok 4 t_hang" \
+		"not ok 5 t_peer_gone" "ok 6 t_after" \
+		"# totals: pass:2 fail:3 xfail:0 xpass:0 skip:1 error:0")
+	got=$(grep -E '^(ok|not ok|# totals)' "$out/a/script.log" 2>/dev/null)
+	if [ "$got" != "$want" ]; then
+		ktap_diag "$name: the runner reported:"
+		echo "$got" | sed 's/^/#   /'
+		ktap_diag "$name: expected:"
+		echo "$want" | sed 's/^/#   /'
+		sed 's/^/#   /' "$log"
+		ktap_fail "rig_$name"
+	elif [ $((t1 - t0)) -gt 150 ]; then
+		ktap_diag "$name: took $((t1 - t0)) s, limit 150 s"
+		ktap_fail "rig_$name"
+	else
+		ktap_pass "rig_$name"
+	fi
+}
+
 ktap_header
-ktap_plan 6
+ktap_plan 7
 s=$here/selftest
 rig_case pass_two_guests PASS 120 -t 100 "$s/pass.sh" "$s/pass.sh"
 rig_case script_fails "guest a: script exited 1" 120 -t 100 "$s/exit1.sh"
@@ -82,9 +114,10 @@ else
 	ktap_diag "cannot build tools/vm/testmod against the guest kernel"
 	ktap_fail rig_kernel_warning
 fi
-rig_case script_hangs "timed out" 120 -t 45 "$s/hang.sh"
+rig_case script_hangs "timed out" 120 -t 36 "$s/hang.sh"
 rig_case kernel_panic "guest a: kernel panic" 120 -t 100 "$s/panic.sh"
 rig_case peer_failed "guest a: script exited 1" 100 -t 300 --grace 10 \
 	"$s/wait-peer.sh" "$s/wait-peer.sh"
+runner_case
 ktap_totals
 [ "$KTAP_FAIL" = 0 ]

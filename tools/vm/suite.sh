@@ -11,8 +11,9 @@
 # 0 only when the rig passed and no test failed.
 #
 #   -k, --kernel VER     guest kernel (tools/vm/run.sh -k)
-#   -o, --out DIR        run folder (default: out/vm/suites/SUITE)
-#   -t, --timeout SEC    whole-run limit (default: 1500)
+#   -o, --out DIR        run folder (default: a new out/vm/suites/SUITE/<time>-<pid>)
+#   -t, --timeout SEC    whole-run limit (default: the sum of the tests'
+#                        time limits, plus boot)
 #       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS)
 #   -e NAME=VALUE        more environment for the guests
 set -euo pipefail
@@ -20,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=""
-timeout=1500
+timeout=""
 tests=""
 pass=()
 while [ $# -gt 0 ]; do
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
 	-t | --timeout) timeout=${2:?}; shift ;;
 	--tests) tests=${2?}; shift ;;
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
-	-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -47,7 +48,34 @@ if [[ "$suite" == *-* ]]; then
 	scripts+=("$guest")
 fi
 [ -z "$tests" ] || pass+=(-e "TESTS=$tests")
-out=${out:-$repo/out/vm/suites/$suite}
+# Default run folder: a new one per run (parallel runs of one suite must not
+# share it), out/vm/suites/SUITE/latest pointing at it, the 5 newest kept.
+if [ -z "$out" ]; then
+	base=$repo/out/vm/suites/$suite
+	mkdir -p "$base"
+	find "$base" -mindepth 1 -maxdepth 1 -type d -name '2*' | LC_ALL=C sort -r |
+		tail -n +5 | while read -r old; do
+		# Not one that a run still uses (tools/vm/run.sh holds this lock).
+		# shellcheck disable=SC2094 # the lock is dropped with its folder
+		(flock -n 9 && rm -rf "$old" "$base/.$(basename "$old").lock") \
+			9>>"$base/.$(basename "$old").lock"
+	done
+	out=$base/$(date +%Y%m%d-%H%M%S)-$$
+	mkdir -p "$out"
+	ln -sfn "$(basename "$out")" "$base/latest"
+fi
+
+# Without -t, the run may take as long as all its tests' time limits (the
+# runner enforces each) plus boot and slack.
+if [ -z "$timeout" ]; then
+	default=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$repo/selftests/settings")
+	timeout=180
+	while read -r t; do
+		[ -n "$t" ] || continue
+		lim=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$repo/selftests/$t" 2>/dev/null | head -n 1)
+		timeout=$((timeout + ${lim:-${default:-300}} + 15))
+	done < <(make -s --no-print-directory -C "$repo/selftests" list_tests ${tests:+TESTS="$tests"})
+fi
 
 rc=0
 bash "$here/run.sh" -o "$out" -t "$timeout" "${pass[@]}" "${scripts[@]}" || rc=$?

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# rdma-core's own conformance suite (python3-pyverbs installs it under
+# /usr/share/doc/rdma-core/tests, partly gzipped) on this guest's device:
+# traffic, CQ, QP, MR, atomics and rdma_cm tests over loopback on one
+# device. Passes when it ran tests and none failed or errored; tests the
+# device reports unsupported (EOPNOTSUPP) are skipped by the suite itself
+# and are counted, not hidden. Runs in guest a; guest b idles.
+# timeout: 900
+# shellcheck source=lib/guest.sh
+. "$(dirname "$0")/lib/guest.sh"
+
+if [ "${RIG_NGUESTS:-1}" = 2 ] && rig_is_b; then
+	# A single-guest test: keep in step with guest a until it is done.
+	end=$((EPOCHSECONDS + ${RIG_TEST_TIMEOUT:-900}))
+	until [ -e "$RIG_TEST_SYNC/$RIG_PEER_ROLE.done" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do
+		sleep 0.5
+	done
+	exit 0
+fi
+# Once per make test, on sroce: in the sroce-sroce suite (rxe's own run of
+# the suite is rdma-core's business; its numbers are in the closing notes).
+[ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs on sroce devices only"
+case "${RIG_SUITE:-}" in
+"" | sroce | sroce-sroce) ;;
+*) rig_skip "the rdma-core suite runs in the sroce-sroce suite" ;;
+esac
+rig_require_cmd python3
+[ -f /usr/share/doc/rdma-core/tests/run_tests.py ] ||
+	rig_skip "python3-pyverbs is not installed"
+rig_setup_dev
+
+work=/tmp/rdma-core-tests
+rm -rf "$work" && mkdir -p "$work"
+cp -r /usr/share/doc/rdma-core/tests "$work/" || rig_fail "cannot copy the suite"
+gunzip -f "$work"/tests/*.gz 2>/dev/null || true
+log=$RIG_TEST_OUT/run_tests.log
+(cd "$work" && timeout 840 python3 tests/run_tests.py --dev "$RIG_DEV" -v) >"$log" 2>&1
+rc=$?
+
+ran=$(sed -n 's/^Ran \([0-9]\+\) tests.*/\1/p' "$log")
+ok=$(grep -c ' \.\.\. ok$' "$log")
+skipped=$(grep -c ' \.\.\. skipped' "$log")
+failed=$(grep -cE '^(FAIL|ERROR): ' "$log")
+rig_log "rdma-core suite on $RIG_DEV: ran ${ran:-0}, ok $ok, skipped $skipped, failed/errors $failed (exit $rc)"
+rig_metric rdma_core_ok "$ok" tests
+rig_metric rdma_core_skipped "$skipped" tests
+grep -E '^(FAIL|ERROR): ' "$log" | head -20
+[ "${ran:-0}" -gt 0 ] || rig_fail "the suite ran no test"
+[ "$failed" = 0 ] || rig_fail "$failed tests failed or errored"
+[ "$rc" = 0 ] || rig_fail "run_tests.py exited $rc"

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The two modes of sroce-integrity. Each returns the exit status: 0 when
+ * both sides found nothing wrong, 1 otherwise.
+ */
+#pragma once
+
+#include "options.h"
+
+#include <cstdint>
+
+namespace integ
+{
+
+/* run: random traffic with every opcode, every byte checked. */
+int run_traffic(const Options &opt);
+
+/* errors: the error-path cases, each on fresh QPs. */
+int run_errors(const Options &opt);
+/* selfcheck: the device-free parts, on the host (KTAP). */
+int run_selfcheck();
+/* "bad_rkey,rnr_zero,..." -> mask; false on an unknown name. */
+bool parse_cases(const char *list, uint32_t *mask);
+/* The names, comma separated, for --help. */
+const char *case_names();
+
+} // namespace integ

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * What both modes share: the device, the control connection, and the hello
+ * exchange that makes the client's run parameters the server's too and
+ * tells each side what the other's device can do.
+ */
+#pragma once
+
+#include "channel.h"
+#include "options.h"
+#include "prng.h"
+#include "verbs.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace integ
+{
+
+struct Caps {
+	uint32_t active_mtu = 0; /* bytes */
+	uint32_t atomic_cap = 0;
+	uint32_t max_qp_rd_atom = 0;
+	uint32_t max_qp_init_rd_atom = 0;
+	uint32_t max_sge = 0;
+	uint32_t max_sge_rd = 0;
+};
+
+/* A memory region of the peer, as it is addressed remotely. */
+struct RemoteMr {
+	uint64_t addr = 0;
+	uint32_t rkey = 0;
+	uint64_t len = 0;
+};
+
+struct Session {
+	Options opt; /* the run parameters are the client's */
+	bool client = false;
+	Device dev;
+	Channel chan;
+	Caps self, peer;
+	uint32_t path_mtu = 0; /* bytes */
+	bool atomics = false;  /* both devices do atomics */
+
+	const char *side() const { return client ? "client" : "server"; }
+	const char *peer_side() const { return client ? "server" : "client"; }
+	/* How long to wait for the peer to finish its share of the work. */
+	unsigned peer_timeout_ms() const { return (opt.timeout * 3 + 10) * 1000; }
+	/* How long to wait for one completion. */
+	int64_t deadline() const { return now_ms() + int64_t(opt.timeout) * 1000; }
+
+	/* Open the device, connect, exchange hellos. */
+	bool start(const Options &cmdline, std::string *why);
+	/* Send ours and receive the peer's QP and memory regions. */
+	bool exchange_qp(const QpEnd &mine, const std::vector<RemoteMr> &mrs, QpEnd *theirs,
+	                 std::vector<RemoteMr> *their_mrs, std::string *why);
+	/* Report a fatal error to the peer and locally; returns false. */
+	bool give_up(const std::string &why);
+	/* The RDMA_READ/atomic depth toward the peer. */
+	uint8_t rd_atomic() const;
+	uint8_t dest_rd_atomic() const;
+};
+
+/* A starting PSN: half of them close to the 24-bit wrap. */
+uint32_t pick_psn(Rng &rng);
+
+} // namespace integ

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libibverbs plumbing (see verbs.h).
+ */
+#include "verbs.h"
+
+#include "channel.h"
+#include "log.h"
+#include "options.h"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <vector>
+
+namespace integ
+{
+
+namespace
+{
+
+std::string err_text(int err)
+{
+	return std::strerror(err > 0 ? err : EIO);
+}
+
+bool is_v4_mapped(const ibv_gid &g)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return std::memcmp(g.raw, prefix, sizeof(prefix)) == 0;
+}
+
+bool is_link_local(const ibv_gid &g)
+{
+	return g.raw[0] == 0xfe && (g.raw[1] & 0xc0) == 0x80;
+}
+
+/* The first RoCEv2 GID of an IPv4 (or, with @ipv6, a global IPv6) address. */
+int find_gid(ibv_context *ctx, const ibv_port_attr &port, bool ipv6, std::string *why)
+{
+	std::vector<ibv_gid_entry> table(std::max(port.gid_tbl_len, 1));
+	const ssize_t n = ibv_query_gid_table(ctx, table.data(), table.size(), 0);
+
+	if (n < 0) {
+		*why = "ibv_query_gid_table: " + err_text(int(-n));
+		return -1;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		const ibv_gid_entry &e = table[size_t(i)];
+
+		if (e.port_num != 1 || e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (ipv6 ? !is_v4_mapped(e.gid) && !is_link_local(e.gid) : is_v4_mapped(e.gid))
+			return int(e.gid_index);
+	}
+	*why = std::string("no RoCEv2 GID of an ") + (ipv6 ? "IPv6" : "IPv4") +
+	       " address on port 1 (use --gid-index)";
+	return -1;
+}
+
+} // namespace
+
+bool Device::open(const Options &opt, std::string *why)
+{
+	int n = 0;
+	ibv_device **list = ibv_get_device_list(&n);
+
+	if (!list) {
+		*why = "ibv_get_device_list: " + err_text(errno);
+		return false;
+	}
+	for (int i = 0; i < n && !ctx; i++) {
+		if (opt.device == ibv_get_device_name(list[i])) {
+			ctx.reset(ibv_open_device(list[i]));
+			if (!ctx)
+				*why = "ibv_open_device " + opt.device + ": " + err_text(errno);
+		}
+	}
+	ibv_free_device_list(list);
+	if (!ctx) {
+		if (why->empty())
+			*why = "no RDMA device " + opt.device;
+		return false;
+	}
+	name = opt.device;
+	if (int err = ibv_query_device(ctx.get(), &attr)) {
+		*why = "ibv_query_device: " + err_text(err);
+		return false;
+	}
+	if (int err = ibv_query_port(ctx.get(), 1, &port)) {
+		*why = "ibv_query_port: " + err_text(err);
+		return false;
+	}
+	if (port.state != IBV_PORT_ACTIVE) {
+		*why = name + ": port 1 is not ACTIVE";
+		return false;
+	}
+	gid_index = opt.gid_index >= 0 ? opt.gid_index : find_gid(ctx.get(), port, opt.ipv6, why);
+	if (gid_index < 0)
+		return false;
+	if (int err = ibv_query_gid(ctx.get(), 1, gid_index, &gid)) {
+		*why = "ibv_query_gid " + std::to_string(gid_index) + ": " + err_text(err);
+		return false;
+	}
+	pd.reset(ibv_alloc_pd(ctx.get()));
+	if (!pd) {
+		*why = "ibv_alloc_pd: " + err_text(errno);
+		return false;
+	}
+	return true;
+}
+
+Buffer::~Buffer()
+{
+	if (data_)
+		munmap(data_, len_);
+}
+
+bool Buffer::alloc(size_t len, std::string *why)
+{
+	const size_t page = 4096;
+
+	len_ = (len + page - 1) & ~(page - 1);
+	void *p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		*why = "mmap " + std::to_string(len_) + " bytes: " + err_text(errno);
+		len_ = 0;
+		return false;
+	}
+	data_ = static_cast<uint8_t *>(p);
+	return true;
+}
+
+MrPtr reg_mr(ibv_pd *pd, const Buffer &buf, unsigned access, std::string *why)
+{
+	MrPtr mr(ibv_reg_mr(pd, buf.data(), buf.size(), int(access)));
+
+	if (!mr)
+		*why = "ibv_reg_mr of " + std::to_string(buf.size()) + " bytes: " + err_text(errno);
+	return mr;
+}
+
+bool Cq::create(ibv_context *ctx, int cqe, std::string *why)
+{
+	channel_.reset(ibv_create_comp_channel(ctx));
+	if (!channel_) {
+		*why = "ibv_create_comp_channel: " + err_text(errno);
+		return false;
+	}
+	const int flags = fcntl(channel_->fd, F_GETFL);
+
+	fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK);
+	cq_.reset(ibv_create_cq(ctx, cqe, nullptr, channel_.get(), 0));
+	if (!cq_) {
+		*why = "ibv_create_cq " + std::to_string(cqe) + ": " + err_text(errno);
+		return false;
+	}
+	return true;
+}
+
+int Cq::wait(ibv_wc *wc, int n, int64_t deadline_ms)
+{
+	for (;;) {
+		int got = ibv_poll_cq(cq_.get(), n, wc);
+
+		if (got)
+			return got < 0 ? -1 : got;
+		const int64_t left = deadline_ms - now_ms();
+
+		if (left <= 0)
+			return 0;
+		if (ibv_req_notify_cq(cq_.get(), 0) == 0) {
+			got = ibv_poll_cq(cq_.get(), n, wc);
+			if (got)
+				return got < 0 ? -1 : got;
+		}
+		pollfd p = {channel_->fd, POLLIN, 0};
+
+		if (::poll(&p, 1, int(std::min<int64_t>(left, 20))) > 0) {
+			ibv_cq *ev_cq;
+			void *ev_ctx;
+
+			if (ibv_get_cq_event(channel_.get(), &ev_cq, &ev_ctx) == 0)
+				ibv_ack_cq_events(ev_cq, 1);
+		}
+	}
+}
+
+QpPtr create_qp(Device &dev, Cq &send_cq, Cq &recv_cq, ibv_qp_type type, const ibv_qp_cap &want,
+                ibv_qp_cap *granted, std::string *why)
+{
+	ibv_qp_init_attr ia{};
+
+	ia.send_cq = send_cq.get();
+	ia.recv_cq = recv_cq.get();
+	ia.qp_type = type;
+	ia.sq_sig_all = 0;
+	ia.cap = want;
+	QpPtr qp(ibv_create_qp(dev.pd.get(), &ia));
+
+	if (!qp && want.max_inline_data) {
+		log().info("ibv_create_qp with max_inline_data %u failed (%s); trying without "
+		           "inline data",
+		           want.max_inline_data, err_text(errno).c_str());
+		ia.cap.max_inline_data = 0;
+		qp.reset(ibv_create_qp(dev.pd.get(), &ia));
+	}
+	if (!qp) {
+		*why = "ibv_create_qp (send_wr " + std::to_string(want.max_send_wr) + " recv_wr " +
+		       std::to_string(want.max_recv_wr) + " send_sge " +
+		       std::to_string(want.max_send_sge) + " recv_sge " +
+		       std::to_string(want.max_recv_sge) + "): " + err_text(errno);
+		return qp;
+	}
+	if (granted)
+		*granted = ia.cap;
+	return qp;
+}
+
+bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
+                const QpEnd &remote, std::string *why)
+{
+	const bool rc = p.type == IBV_QPT_RC;
+	ibv_qp_attr a{};
+	int mask, err;
+
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = p.access;
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	if ((err = ibv_modify_qp(qp, &a, mask))) {
+		*why = "RESET -> INIT: " + err_text(err);
+		return false;
+	}
+
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu_enum(p.path_mtu);
+	a.dest_qp_num = remote.qpn;
+	a.rq_psn = remote.psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = remote.gid;
+	a.ah_attr.grh.sgid_index = uint8_t(dev.gid_index);
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (rc) {
+		a.max_dest_rd_atomic = p.max_dest_rd_atomic;
+		a.min_rnr_timer = p.min_rnr_timer;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if ((err = ibv_modify_qp(qp, &a, mask))) {
+		*why = "INIT -> RTR: " + err_text(err);
+		return false;
+	}
+
+	a = {};
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = local.psn;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc) {
+		a.timeout = p.timeout;
+		a.retry_cnt = p.retry_cnt;
+		a.rnr_retry = p.rnr_retry;
+		a.max_rd_atomic = p.max_rd_atomic;
+		mask |=
+		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if ((err = ibv_modify_qp(qp, &a, mask))) {
+		*why = "RTR -> RTS: " + err_text(err);
+		return false;
+	}
+	return true;
+}
+
+int query_qp_state(ibv_qp *qp)
+{
+	ibv_qp_attr a{};
+	ibv_qp_init_attr ia{};
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+ibv_mtu mtu_enum(uint32_t bytes)
+{
+	if (bytes >= 4096)
+		return IBV_MTU_4096;
+	if (bytes >= 2048)
+		return IBV_MTU_2048;
+	if (bytes >= 1024)
+		return IBV_MTU_1024;
+	if (bytes >= 512)
+		return IBV_MTU_512;
+	return IBV_MTU_256;
+}
+
+uint32_t mtu_bytes(ibv_mtu mtu)
+{
+	return 128u << unsigned(mtu);
+}
+
+const char *wc_status_name(int status)
+{
+	static const char *const names[] = {
+	    "IBV_WC_SUCCESS",
+	    "IBV_WC_LOC_LEN_ERR",
+	    "IBV_WC_LOC_QP_OP_ERR",
+	    "IBV_WC_LOC_EEC_OP_ERR",
+	    "IBV_WC_LOC_PROT_ERR",
+	    "IBV_WC_WR_FLUSH_ERR",
+	    "IBV_WC_MW_BIND_ERR",
+	    "IBV_WC_BAD_RESP_ERR",
+	    "IBV_WC_LOC_ACCESS_ERR",
+	    "IBV_WC_REM_INV_REQ_ERR",
+	    "IBV_WC_REM_ACCESS_ERR",
+	    "IBV_WC_REM_OP_ERR",
+	    "IBV_WC_RETRY_EXC_ERR",
+	    "IBV_WC_RNR_RETRY_EXC_ERR",
+	    "IBV_WC_LOC_RDD_VIOL_ERR",
+	    "IBV_WC_REM_INV_RD_REQ_ERR",
+	    "IBV_WC_REM_ABORT_ERR",
+	    "IBV_WC_INV_EECN_ERR",
+	    "IBV_WC_INV_EEC_STATE_ERR",
+	    "IBV_WC_FATAL_ERR",
+	    "IBV_WC_RESP_TIMEOUT_ERR",
+	    "IBV_WC_GENERAL_ERR",
+	    "IBV_WC_TM_ERR",
+	    "IBV_WC_TM_RNDV_INCOMPLETE",
+	};
+	static_assert(sizeof(names) / sizeof(names[0]) == IBV_WC_TM_RNDV_INCOMPLETE + 1,
+	              "one name per ibv_wc_status");
+
+	if (status < 0 || size_t(status) >= sizeof(names) / sizeof(names[0]))
+		return "IBV_WC_(unknown)";
+	return names[status];
+}
+
+const char *wc_opcode_name(int opcode)
+{
+	switch (opcode) {
+	case IBV_WC_SEND:
+		return "SEND";
+	case IBV_WC_RDMA_WRITE:
+		return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ:
+		return "RDMA_READ";
+	case IBV_WC_COMP_SWAP:
+		return "COMP_SWAP";
+	case IBV_WC_FETCH_ADD:
+		return "FETCH_ADD";
+	case IBV_WC_BIND_MW:
+		return "BIND_MW";
+	case IBV_WC_LOCAL_INV:
+		return "LOCAL_INV";
+	case IBV_WC_RECV:
+		return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return "RECV_RDMA_WITH_IMM";
+	default:
+		return "(other)";
+	}
+}
+
+const char *qp_state_name(int state)
+{
+	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+	if (state < 0 || size_t(state) >= sizeof(names) / sizeof(names[0]))
+		return "(query failed)";
+	return names[state];
+}
+
+std::string gid_text(const ibv_gid &gid)
+{
+	char buf[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET6, gid.raw, buf, sizeof(buf));
+	return buf;
+}
+
+} // namespace integ

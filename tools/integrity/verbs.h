@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libibverbs plumbing of sroce-integrity: owning pointers, the device and
+ * its GID, registered buffers, completion queues whose waits are bounded,
+ * and RC/UC queue pairs brought up to RTS against a peer.
+ */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace integ
+{
+
+struct Options;
+
+struct ContextDeleter {
+	void operator()(ibv_context *p) const { ibv_close_device(p); }
+};
+struct PdDeleter {
+	void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); }
+};
+struct MrDeleter {
+	void operator()(ibv_mr *p) const { ibv_dereg_mr(p); }
+};
+struct ChannelDeleter {
+	void operator()(ibv_comp_channel *p) const { ibv_destroy_comp_channel(p); }
+};
+struct CqDeleter {
+	void operator()(ibv_cq *p) const { ibv_destroy_cq(p); }
+};
+struct QpDeleter {
+	void operator()(ibv_qp *p) const { ibv_destroy_qp(p); }
+};
+using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
+using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
+using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
+using CompChannelPtr = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
+using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
+using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
+
+/* The opened device, its protection domain and the GID we talk from. */
+struct Device {
+	std::string name;
+	ContextPtr ctx;
+	PdPtr pd;
+	ibv_device_attr attr{};
+	ibv_port_attr port{};
+	int gid_index = -1;
+	ibv_gid gid{};
+
+	bool open(const Options &opt, std::string *why);
+};
+
+/* Page-aligned anonymous memory, zero-filled. */
+class Buffer
+{
+      public:
+	Buffer() = default;
+	Buffer(const Buffer &) = delete;
+	Buffer &operator=(const Buffer &) = delete;
+	~Buffer();
+	bool alloc(size_t len, std::string *why);
+	uint8_t *data() const { return data_; }
+	size_t size() const { return len_; }
+	uint64_t addr() const { return reinterpret_cast<uintptr_t>(data_); }
+
+      private:
+	uint8_t *data_ = nullptr;
+	size_t len_ = 0;
+};
+
+MrPtr reg_mr(ibv_pd *pd, const Buffer &buf, unsigned access, std::string *why);
+
+/*
+ * A CQ with its own completion channel. wait() polls, and when the CQ is
+ * empty arms it and sleeps on the channel (at most 20 ms at a time, so a
+ * lost event costs latency, not a hang) until @deadline_ms.
+ */
+class Cq
+{
+      public:
+	bool create(ibv_context *ctx, int cqe, std::string *why);
+	/* Completions polled (0: deadline passed), or -1 when polling failed. */
+	int wait(ibv_wc *wc, int n, int64_t deadline_ms);
+	int poll(ibv_wc *wc, int n) { return ibv_poll_cq(cq_.get(), n, wc); }
+	ibv_cq *get() const { return cq_.get(); }
+	void reset()
+	{
+		cq_.reset();
+		channel_.reset();
+	}
+
+      private:
+	CompChannelPtr channel_;
+	CqPtr cq_;
+};
+
+/* What one side tells the other about its QP. */
+struct QpEnd {
+	uint32_t qpn = 0;
+	uint32_t psn = 0;
+	ibv_gid gid{};
+};
+
+/* Connection attributes; the defaults are those of the traffic run. */
+struct QpParams {
+	ibv_qp_type type = IBV_QPT_RC;
+	uint32_t path_mtu = 1024; /* bytes */
+	unsigned access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	uint8_t timeout = 14; /* 4.096 us << 14 = 67 ms */
+	uint8_t retry_cnt = 7;
+	uint8_t rnr_retry = 7;      /* 7: retry for ever */
+	uint8_t min_rnr_timer = 12; /* 0.64 ms */
+	uint8_t max_rd_atomic = 16;
+	uint8_t max_dest_rd_atomic = 16;
+};
+
+QpPtr create_qp(Device &dev, Cq &send_cq, Cq &recv_cq, ibv_qp_type type, const ibv_qp_cap &want,
+                ibv_qp_cap *granted, std::string *why);
+/* RESET -> INIT -> RTR -> RTS towards @remote. */
+bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
+                const QpEnd &remote, std::string *why);
+/* The state ibv_query_qp reports, or -1 when the query failed. */
+int query_qp_state(ibv_qp *qp);
+
+ibv_mtu mtu_enum(uint32_t bytes);
+uint32_t mtu_bytes(ibv_mtu mtu);
+const char *wc_status_name(int status);
+const char *wc_opcode_name(int opcode);
+const char *qp_state_name(int state);
+std::string gid_text(const ibv_gid &gid);
+
+} // namespace integ
