@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # RC SEND/RECV between the guests with rdma-core's ibv_rc_pingpong, for
-# message sizes from 1 B to 1 MiB over the RoCEv2 GID of the IPv4 address
-# and one size over the IPv6 GID (the tool's own TCP exchange of QP numbers
-# and GIDs always goes over IPv4: its server listens on IPv4 only). Guest a
-# is the server, guest b the client.
+# message sizes from 1 B to 1 MiB over the RoCEv2 GID of the IPv4 address,
+# one size over the IPv6 GID and one at path MTU 1024 (the tool's own TCP
+# exchange of QP numbers and GIDs always goes over IPv4: its server listens
+# on IPv4 only). Guest a is the server, guest b the client.
 # -c makes the client check the received buffers ("invalid data in page" is
 # a failure, although the tool still exits 0). Each side checks its exit
 # status and that it moved exactly SIZE * ITERS * 2 bytes.
@@ -19,14 +19,16 @@ rig_setup_dev
 mtu=$(rig_active_mtu "$RIG_DEV")
 port=18515
 
-# family:size:iterations
-for spec in 4:1:200 4:4096:100 4:65536:20 4:1048576:5 6:4096:50; do
-	IFS=: read -r fam size iters <<<"$spec"
+# family:size:iterations[:path MTU, default the port's active MTU]
+for spec in 4:1:200 4:4096:100 4:65536:20 4:1048576:5 6:4096:50 4:65536:20:1024; do
+	IFS=: read -r fam size iters pmtu <<<"$spec"
+	pmtu=${pmtu:-$mtu}
 	own=$RIG_IP4
 	[ "$fam" = 6 ] && own=$RIG_IP6
 	gid=$(rig_gid_index "$RIG_DEV" "$own") || rig_fail "no RoCEv2 GID for $own"
-	args=(-d "$RIG_DEV" -g "$gid" -c -s "$size" -n "$iters" -m "$mtu" -p "$port")
+	args=(-d "$RIG_DEV" -g "$gid" -c -s "$size" -n "$iters" -m "$pmtu" -p "$port")
 	step=ipv$fam-$size
+	[ "$pmtu" = "$mtu" ] || step=$step-mtu$pmtu
 	log=$RIG_TEST_OUT/$step.log
 	rc=0
 	if rig_is_a; then
@@ -51,8 +53,8 @@ for spec in 4:1:200 4:4096:100 4:65536:20 4:1048576:5 6:4096:50; do
 	[ -n "$usec" ] || rig_fail "$step: no \"$iters iters in\" line"
 	if rig_is_b; then
 		mbit=$(echo "$line" | awk '{ print $(NF - 1) }')
-		rig_metric "rc_pingpong_ipv${fam}_${size}B_rtt" "$usec" usec
-		if [ "$size" -ge 4096 ]; then
+		[ "$pmtu" = "$mtu" ] && rig_metric "rc_pingpong_ipv${fam}_${size}B_rtt" "$usec" usec
+		if [ "$size" -ge 4096 ] && [ "$pmtu" = "$mtu" ]; then
 			rig_metric "rc_pingpong_ipv${fam}_${size}B_bw" "$mbit" Mbit/s
 		fi
 	fi

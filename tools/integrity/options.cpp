@@ -7,11 +7,13 @@
 #include "modes.h"
 #include "plan.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <getopt.h>
+#include <string>
 
 namespace integ
 {
@@ -66,6 +68,28 @@ const char usage_text[] =
     "\n"
     "Prints one summary line (PASS/FAIL, ops, bytes, errors, time). Exit\n"
     "status: 0 when both sides found nothing wrong, 1 otherwise, 2 usage.\n";
+
+/* The usage text, with the error cases' names wrapped into it. */
+void print_usage()
+{
+	const std::string all = case_names();
+	std::string names, line;
+	size_t pos = 0;
+
+	while (pos < all.size()) {
+		const size_t comma = std::min(all.find(',', pos), all.size());
+		const std::string name = all.substr(pos, comma - pos + (comma < all.size()));
+
+		if (line.size() + name.size() > 62) {
+			names += line + "\n           ";
+			line.clear();
+		}
+		line += name;
+		pos = comma + 1;
+	}
+	names += line;
+	std::printf(usage_text, names.c_str());
+}
 
 bool number(const char *text, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -126,7 +150,7 @@ int parse_options(int argc, char **argv, Options *opt)
 	int c;
 
 	if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
-		std::printf(usage_text, case_names());
+		print_usage();
 		return argc < 2 ? 2 : 1;
 	}
 	if (std::strcmp(argv[1], "run") == 0) {
@@ -256,7 +280,7 @@ int parse_options(int argc, char **argv, Options *opt)
 			opt->verbose = true;
 			break;
 		case 'h':
-			std::printf(usage_text, case_names());
+			print_usage();
 			return 1;
 		default:
 			return 2;
