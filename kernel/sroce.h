@@ -341,6 +341,7 @@ struct sroce_comp {
 	u8 retry_left;
 	u8 rnr_retry_left;
 	bool rnr_wait;
+	bool implied_nak;	/* rewound for a lost READ/atomic response */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
 };
@@ -382,6 +383,7 @@ struct sroce_resp {
 	u32 res_n;
 	u32 res_head;		/* next entry to use */
 	u32 res_pending;	/* READs with responses still to send */
+	struct sroce_res *replay;	/* duplicate READ being answered again */
 };
 
 struct sroce_qp {

@@ -96,31 +96,46 @@ void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status)
 	sroce_qp_fatal(qp);
 }
 
+static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn);
+
 /*
  * Complete every WQE whose last PSN is at or before @psn: an ACK for @psn
  * acknowledges all earlier requests (IBA 9.7.5.1.1). A READ or atomic WQE
- * is only completed by its own response: if @psn is past it, its response
- * was lost, and *lost is set (an implied NAK, IBA 9.7.5.2.6).
+ * is only completed by its own response: if @psn covers its last PSN, that
+ * response was lost, and *lost is set (an implied NAK, IBA 9.7.5.2.6; a
+ * sequence NAK right after an atomic implies it too). comp.psn
+ * moves to the first PSN not acknowledged, so that a resend from comp.psn
+ * always starts inside the oldest outstanding WQE.
  */
 static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 {
+	u32 next = qp->comp.psn, last;
 	struct sroce_swqe *s;
-	u32 last;
 
 	*lost = false;
 	while (qp->sq.idx != qp->req.started_end) {
 		s = sroce_swqe_get(qp, qp->sq.idx);
 		last = sroce_psn_add(s->first_psn, s->npsn - 1);
 		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
-			if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
-			    sroce_psn_diff(psn, last) > 0)
+			if (sroce_psn_diff(psn, last) >= 0)
 				*lost = true;
+			next = s->first_psn;
 			break;
 		}
 		if (sroce_psn_diff(last, psn) > 0)
 			break;
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+		next = sroce_psn_add(last, 1);
 	}
+	sroce_comp_progress(qp, next);
+}
+
+/* Go back to @psn and wake the requester to send from there at once. */
+static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
+{
+	sroce_req_rewind(qp, psn);
+	qp->req.blocked = true;
+	sroce_comp_unblock(qp);
 }
 
 /*
@@ -134,10 +149,17 @@ static void sroce_comp_resync(struct sroce_qp *qp)
 		sroce_req_rewind(qp, qp->comp.psn);
 }
 
+/*
+ * Answers acknowledged PSNs up to @next_psn (exclusive). Forward progress
+ * refills the retry counters and restarts the local ACK timer; a
+ * duplicate answer changes nothing, so that it cannot postpone a timeout.
+ */
 static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 {
-	if (sroce_psn_diff(next_psn, qp->comp.psn) > 0)
-		qp->comp.psn = next_psn;
+	if (sroce_psn_diff(next_psn, qp->comp.psn) <= 0)
+		return;
+	qp->comp.psn = next_psn;
+	qp->comp.implied_nak = false;
 	sroce_comp_resync(qp);
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_retry_left = qp->rnr_retry;
@@ -145,6 +167,23 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 		sroce_comp_rto_arm(qp);
 	else
 		del_timer(&qp->comp.rto);
+}
+
+/*
+ * An answer for a later PSN showed that the response of the oldest WQE, a
+ * READ or atomic, was lost (sroce_comp_ack_upto() set *lost): everything
+ * before that WQE is acknowledged, and the request is sent again from its
+ * first missing response (IBA 9.7.5.2.6), once per loss; further answers
+ * that overtake the new request, and a second loss, are left to the local
+ * ACK timeout.
+ */
+static void sroce_comp_implied_nak(struct sroce_qp *qp)
+{
+	if (!qp->comp.implied_nak) {
+		qp->comp.implied_nak = true;
+		sroce_comp_resend(qp, qp->comp.psn);
+		atomic64_inc(&qp->sdev->stats.seq_naks_rcvd);
+	}
 }
 
 /* The oldest WQE failed remotely: complete it with @status, stop the QP. */
@@ -162,6 +201,8 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 
 	/* Everything before the NAKed PSN was received (IBA 9.7.5.2.4). */
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	if (!lost)
+		sroce_comp_progress(qp, pkt->psn);
 
 	switch (sroce_aeth_value(pkt->aeth.syndrome)) {
 	case SROCE_NAK_PSN_SEQ_ERR:
@@ -171,8 +212,8 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 			return;
 		}
 		qp->comp.retry_left--;
-		sroce_req_rewind(qp, pkt->psn);
-		qp->req.blocked = true;
+		/* A NAK past a READ/atomic implies its response was lost. */
+		sroce_comp_resend(qp, qp->comp.psn);
 		break;
 	case SROCE_NAK_INVALID_REQ:
 		atomic64_inc(&st->err_naks_rcvd);
@@ -208,7 +249,9 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		}
 		qp->comp.rnr_retry_left--;
 	}
-	sroce_req_rewind(qp, pkt->psn);
+	if (!lost)
+		sroce_comp_progress(qp, pkt->psn);
+	sroce_req_rewind(qp, qp->comp.psn);
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.rto);
 	mod_timer(&qp->comp.rnr_timer,
@@ -229,6 +272,11 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
 	if (!sroce_comp_outstanding(qp))
 		return;
+	if (lost) {
+		sroce_comp_implied_nak(qp);
+		sroce_comp_unblock(qp);
+		return;
+	}
 	s = sroce_swqe_get(qp, qp->sq.idx);
 	if (s->kind != SROCE_SWQE_READ ||
 	    pkt->psn != sroce_psn_add(s->first_psn, s->done / mtu))
@@ -268,6 +316,11 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
 	if (!sroce_comp_outstanding(qp))
 		return;
+	if (lost) {
+		sroce_comp_implied_nak(qp);
+		sroce_comp_unblock(qp);
+		return;
+	}
 	s = sroce_swqe_get(qp, qp->sq.idx);
 	if (s->kind != SROCE_SWQE_ATOMIC || pkt->psn != s->first_psn)
 		return;
@@ -289,12 +342,10 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	bool lost;
 
 	sroce_comp_ack_upto(qp, pkt->psn, &lost);
-	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
-	if (lost) {
-		/* The READ/atomic response before this ACK went missing. */
-		sroce_req_rewind(qp, qp->comp.psn);
-		atomic64_inc(&qp->sdev->stats.seq_naks_rcvd);
-	}
+	if (lost)
+		sroce_comp_implied_nak(qp);
+	else
+		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 	sroce_comp_unblock(qp);
 }
 
@@ -357,10 +408,8 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 		goto out;
 	}
 	qp->comp.retry_left--;
-	sroce_req_rewind(qp, qp->comp.psn);
 	sroce_comp_rto_arm(qp);
-	qp->req.blocked = true;
-	sroce_comp_unblock(qp);
+	sroce_comp_resend(qp, qp->comp.psn);
 out:
 	spin_unlock_bh(&qp->sq_lock);
 }

@@ -413,6 +413,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
 	qp->resp.res_pending = 0;
+	qp->resp.replay = NULL;
 	spin_unlock_bh(&qp->resp_lock);
 	dst_cache_reset(&qp->dst_cache);
 }

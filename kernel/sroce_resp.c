@@ -260,6 +260,12 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	return SROCE_RESP_OK;
 }
 
+/* READ responses still to send (resp_lock held). */
+static bool sroce_resp_reads_left(struct sroce_qp *qp)
+{
+	return qp->resp.res_pending || qp->resp.replay;
+}
+
 /* The next responder resource; NULL if all are still busy. */
 static struct sroce_res *sroce_resp_res_alloc(struct sroce_qp *qp)
 {
@@ -270,12 +276,17 @@ static struct sroce_res *sroce_resp_res_alloc(struct sroce_qp *qp)
 		return NULL;
 	res = &rs->res[rs->res_head % rs->res_n];
 	rs->res_head++;
+	if (rs->replay == res)
+		rs->replay = NULL;	/* the requester moved on */
 	memset(res, 0, sizeof(*res));
 	res->valid = true;
 	return res;
 }
 
-/* Build up to @budget READ response packets, oldest READ first. */
+/*
+ * Build up to @budget READ response packets: a duplicate READ's first, then
+ * new READs, oldest first.
+ */
 static void sroce_resp_build_reads(struct sroce_qp *qp,
 				   struct sk_buff_head *out, int budget)
 {
@@ -289,8 +300,9 @@ static void sroce_resp_build_reads(struct sroce_qp *qp,
 	bool first, last;
 	u32 hdr_len;
 
-	while (rs->res_pending && budget-- > 0) {
-		res = &rs->res[(rs->res_head - rs->res_pending) % rs->res_n];
+	while ((rs->replay || rs->res_pending) && budget-- > 0) {
+		res = rs->replay ?:
+		      &rs->res[(rs->res_head - rs->res_pending) % rs->res_n];
 		n = min(mtu, res->length - res->sent);
 		first = res->sent == 0;
 		last = res->sent + n == res->length;
@@ -319,6 +331,7 @@ static void sroce_resp_build_reads(struct sroce_qp *qp,
 				sroce_resp_ack(qp, out, pkt.psn,
 					       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR));
 				rs->res_pending = 0;
+				rs->replay = NULL;
 				sroce_qp_fatal(qp);
 				return;
 			}
@@ -326,7 +339,9 @@ static void sroce_resp_build_reads(struct sroce_qp *qp,
 		}
 		__skb_queue_tail(out, skb);
 		res->sent += n;
-		if (last)
+		if (last && rs->replay)
+			rs->replay = NULL;
+		else if (last)
 			rs->res_pending--;
 	}
 }
@@ -360,7 +375,7 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	qp->resp.epsn = sroce_psn_add(pkt->psn, res->npsn);
 	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
 	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-	if (qp->resp.res_pending)
+	if (sroce_resp_reads_left(qp))
 		sroce_qp_kick(qp);
 	return SROCE_RESP_ANSWERED;
 }
@@ -451,14 +466,18 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			continue;
 		if (res->atomic) {
 			sroce_resp_atomic_ack(qp, out, res);
-		} else if (!rs->res_pending) {
-			/* Re-send from the PSN asked for; others must wait. */
+		} else if (!sroce_resp_reads_left(qp)) {
+			/*
+			 * Re-send from the PSN asked for; a duplicate that
+			 * comes while responses are still going out is left
+			 * to the requester's next retry. The allocation ring
+			 * is not touched: later resources stay replayable.
+			 */
 			res->sent = sroce_psn_diff(pkt->psn, res->first_psn) *
 				    mtu;
-			rs->res_head = (res - rs->res) + 1;
-			rs->res_pending = 1;
+			rs->replay = res;
 			sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-			if (rs->res_pending)
+			if (sroce_resp_reads_left(qp))
 				sroce_qp_kick(qp);
 		}
 		return;
@@ -676,7 +695,7 @@ void sroce_resp_run(struct sroce_qp *qp)
 	spin_lock_bh(&qp->resp_lock);
 	if (sroce_resp_state_ok(qp))
 		sroce_resp_build_reads(qp, &out, SROCE_READ_BURST);
-	more = qp->resp.res_pending && sroce_resp_state_ok(qp);
+	more = sroce_resp_reads_left(qp) && sroce_resp_state_ok(qp);
 	spin_unlock_bh(&qp->resp_lock);
 	sroce_qp_xmit_list(qp, &out);
 	if (more)
@@ -698,6 +717,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 	qp->resp.res_n = qp->max_dest_rd_atomic ? n : 0;
 	qp->resp.res_head = 0;
 	qp->resp.res_pending = 0;
+	qp->resp.replay = NULL;
 	qp->resp.epsn = qp->rq_psn;
 	qp->resp.msn = 0;
 	qp->resp.in_send = false;
@@ -710,6 +730,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 
 void sroce_resp_cleanup(struct sroce_qp *qp)
 {
+	qp->resp.replay = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 	qp->resp.res_n = 0;

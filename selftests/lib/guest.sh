@@ -227,6 +227,35 @@ rig_setup_dev() {
 	RIG_DEV=${type}0
 	export RIG_DEV
 	rig_add_link "$RIG_DEV" "$type"
+	rig_netem_once
+	rig_pcap_once
+}
+
+# rig_netem_once: with RIG_NETEM set (e.g. "loss 1% duplicate 1%", from
+# tools/vm/suite.sh -e), put that netem qdisc on this guest's link once per
+# boot, so any test can be run over an impaired link.
+rig_netem_once() {
+	[ -n "${RIG_NETEM:-}" ] || return 0
+	[ -e /run/rig-netem ] && return 0
+	modprobe sch_netem 2>/dev/null
+	# shellcheck disable=SC2086 # RIG_NETEM is a list of netem words
+	tc qdisc replace dev "$RIG_IFACE" root netem $RIG_NETEM ||
+		rig_fail "tc qdisc netem $RIG_NETEM on $RIG_IFACE failed"
+	: >/run/rig-netem
+	rig_log "$RIG_IFACE: netem $RIG_NETEM"
+}
+
+# rig_pcap_once: with RIG_PCAP=1, capture the RoCEv2 headers this guest
+# sends and receives (after its qdisc, so what went on the wire) into
+# $RIG_OUT/roce.pcap, from the first device set-up to the end of the boot.
+rig_pcap_once() {
+	[ "${RIG_PCAP:-0}" = 1 ] || return 0
+	[ -e /run/rig-pcap ] && return 0
+	: >/run/rig-pcap
+	command -v tcpdump >/dev/null || rig_fail "RIG_PCAP=1 needs tcpdump"
+	tcpdump -i "$RIG_IFACE" -s 128 -U -w "$RIG_OUT/roce.pcap" udp port 4791 \
+		>/dev/null 2>&1 &
+	rig_sleep 1
 }
 
 # rig_gid_of ADDR: the GID sysfs shows for an IPv4 or IPv6 address

@@ -30,6 +30,9 @@ usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
       --ip4-a ADDR/LEN  guest a IPv4 (default: 192.168.77.1/24); --ip4-b: .2
       --ip6-a ADDR/LEN  guest a IPv6 (default: fd77::1/64); --ip6-b: fd77::2/64
   -m, --mem MB          guest memory (default: 1024)
+      --link-buf BYTES  socket buffer of each end of the link (default:
+                        8388608; 0: qemu's own socket with the host default,
+                        which drops bursts when a guest is descheduled)
       --grace SEC       how long a guest may run on after its peer failed
                         (default: 20)
   -e, --env NAME=VALUE  environment for both guest scripts (repeatable)
@@ -76,6 +79,7 @@ out=""
 timeout=900
 mtu=4200
 mem=1024
+link_buf=8388608
 grace=20
 ip4_a=192.168.77.1/24
 ip4_b=192.168.77.2/24
@@ -98,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--ip6-a) ip6_a=${2:?}; shift ;;
 	--ip6-b) ip6_b=${2:?}; shift ;;
 	-m | --mem) mem=${2:?}; shift ;;
+	--link-buf) link_buf=${2:?}; shift ;;
 	--grace) grace=${2:?}; shift ;;
 	-e | --env) env_all+=("${2:?}"); shift ;;
 	--env-a) env_a+=("${2:?}"); shift ;;
@@ -232,6 +237,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+[[ "$link_buf" =~ ^[0-9]+$ ]] || die "--link-buf: not a number: $link_buf"
+dgram_exec=${SROCE_RIG_DGRAM:-$repo/build/tools/vm/dgram/rig-dgram-exec}
+if [ "$link_buf" != 0 ] && [ ! -x "$dgram_exec" ]; then
+	die "no $dgram_exec (cmake --build build, or make), or run with --link-buf 0"
+fi
 kver=$(pick_kernel "$kernel")
 cache=${SROCE_VM_CACHE:-$repo/out/vm/cache}
 mkdir -p "$cache"
@@ -307,13 +317,21 @@ start_guest() {
 	# interrupts of the early IO-APIC check, which then panics the boot.
 	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet no_timer_check"
 	append+=" rig_role=$role rig_results=$out rig_repo=$repo"
-	local cmd=(qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
+	# The link's socket: opened by rig-dgram-exec with a large buffer (see
+	# tools/vm/dgram/rig_dgram_exec.cpp), or by qemu itself.
+	local netdev="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=${lport[$role]},remote.type=inet,remote.host=127.0.0.1,remote.port=${rport[$role]}"
+	local pre=()
+	if [ "$link_buf" != 0 ]; then
+		pre=("$dgram_exec" "${lport[$role]}" "${rport[$role]}" "$link_buf" --)
+		netdev="dgram,id=n0,local.type=fd,local.str={fd}"
+	fi
+	local cmd=("${pre[@]}" qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
 		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
 		-kernel "$kimg" -initrd "$initrd" -append "$append"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$repo,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$out,mount_tag=results,security_model=none"
-		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=${lport[$role]},remote.type=inet,remote.host=127.0.0.1,remote.port=${rport[$role]}"
+		-netdev "$netdev"
 		-device "virtio-net-pci,netdev=n0,mac=${mac[$role]},romfile=")
 	printf '%q ' "${cmd[@]}" >"$out/.rig/qemu-$role.cmd"
 	"${cmd[@]}" </dev/null >"$out/console-$role.log" 2>&1 &
