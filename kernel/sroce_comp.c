@@ -258,30 +258,59 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		  jiffies + max_t(unsigned long, usecs_to_jiffies(us), 1));
 }
 
+/*
+ * The WQE that a READ response or atomic ACK answers: the oldest one, of
+ * @kind, waiting for exactly this PSN. The response first acknowledges
+ * every request before it. NULL for a response we no longer wait for
+ * (stale, out of order: recovered by retry), or one that shows an earlier
+ * response was lost (an implied NAK).
+ */
+static struct sroce_swqe *sroce_comp_answered(struct sroce_qp *qp,
+					      const struct sroce_pkt *pkt,
+					      u8 kind)
+{
+	struct sroce_swqe *s;
+	bool lost;
+
+	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	if (!sroce_comp_outstanding(qp))
+		return NULL;
+	if (lost) {
+		sroce_comp_implied_nak(qp);
+		sroce_comp_unblock(qp);
+		return NULL;
+	}
+	s = sroce_swqe_get(qp, qp->sq.idx);
+	if (s->kind != kind ||
+	    pkt->psn != sroce_psn_add(s->first_psn,
+				      s->done / sroce_qp_mtu(qp)))
+		return NULL;
+	return s;
+}
+
+/* Copy response data into the oldest WQE's SGEs; false if it failed. */
+static bool sroce_comp_place(struct sroce_qp *qp, struct sroce_swqe *s,
+			     struct sroce_pktbuf *pb, u32 len)
+{
+	int err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data,
+				 s->w.num_sge, s->done, pb, len, SROCE_TO_MR);
+
+	if (err)
+		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
+				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+	return !err;
+}
+
 /* Place a READ response into the oldest WQE, which must be that READ. */
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 				 const struct sroce_pkt *pkt)
 {
 	u32 flags = pkt->info->flags, mtu = sroce_qp_mtu(qp);
 	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
-	struct sroce_swqe *s;
-	bool lost;
-	int err;
+	struct sroce_swqe *s = sroce_comp_answered(qp, pkt, SROCE_SWQE_READ);
 
-	/* A READ response implicitly acknowledges earlier requests. */
-	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
-	if (!sroce_comp_outstanding(qp))
+	if (!s)
 		return;
-	if (lost) {
-		sroce_comp_implied_nak(qp);
-		sroce_comp_unblock(qp);
-		return;
-	}
-	s = sroce_swqe_get(qp, qp->sq.idx);
-	if (s->kind != SROCE_SWQE_READ ||
-	    pkt->psn != sroce_psn_add(s->first_psn, s->done / mtu))
-		return;		/* stale or out of order: recovered by retry */
-
 	if (pkt->payload_len > s->length - s->done ||
 	    (!(flags & SROCE_OPF_LAST) && pkt->payload_len != mtu) ||
 	    ((flags & SROCE_OPF_LAST) &&
@@ -289,13 +318,8 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data, s->w.num_sge,
-			     s->done, &pb, pkt->payload_len, SROCE_TO_MR);
-	if (err) {
-		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
-				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+	if (!sroce_comp_place(qp, s, &pb, pkt->payload_len))
 		return;
-	}
 	s->done += pkt->payload_len;
 	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 	if (flags & SROCE_OPF_LAST) {
@@ -309,29 +333,11 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 {
 	u64 orig = pkt->atmack_orig;
 	struct sroce_pktbuf pb = { .buf = (u8 *)&orig };
-	struct sroce_swqe *s;
-	bool lost;
-	int err;
+	struct sroce_swqe *s = sroce_comp_answered(qp, pkt, SROCE_SWQE_ATOMIC);
 
-	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
-	if (!sroce_comp_outstanding(qp))
-		return;
-	if (lost) {
-		sroce_comp_implied_nak(qp);
-		sroce_comp_unblock(qp);
-		return;
-	}
-	s = sroce_swqe_get(qp, qp->sq.idx);
-	if (s->kind != SROCE_SWQE_ATOMIC || pkt->psn != s->first_psn)
-		return;
 	/* The original value lands in the local buffer in host order. */
-	err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data, s->w.num_sge,
-			     0, &pb, sizeof(orig), SROCE_TO_MR);
-	if (err) {
-		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
-				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+	if (!s || !sroce_comp_place(qp, s, &pb, sizeof(orig)))
 		return;
-	}
 	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 	sroce_comp_retire(qp, s, IB_WC_SUCCESS);
 	sroce_comp_unblock(qp);

@@ -2,7 +2,7 @@
 /*
  * The data path in testable pieces: WQE builders, the CQE translator, ring
  * posting and polling. Nothing here issues a system call except
- * sq_ring_doorbell(), and nothing allocates; all of it works on any
+ * qp_kernel_entry(), and nothing allocates; all of it works on any
  * struct Ring, so the unit tests run it against rings in plain memory.
  */
 #ifndef SROCE_DATAPATH_H
@@ -91,8 +91,12 @@ struct SqPostResult {
 SqPostResult sq_post(WorkQueue &sq, ibv_qp_type qp_type, bool sq_sig_all, ibv_send_wr *wr,
                      ibv_send_wr **bad_wr);
 
-/* The doorbell: an empty IB_USER_VERBS_CMD_POST_SEND on the QP handle. */
-int sq_ring_doorbell(int cmd_fd, uint32_t qp_handle);
+/*
+ * The data path's kernel entry, an empty post command on the QP handle:
+ * POST_SEND (@recv false) is the SQ doorbell; POST_RECV (@recv true) makes
+ * the kernel flush the RQ of a QP in the error state.
+ */
+int qp_kernel_entry(int cmd_fd, uint32_t qp_handle, bool recv);
 
 /* ---- Receive work requests -------------------------------------------- */
 
@@ -100,8 +104,6 @@ int recv_wr_check(const WorkQueue &rq, const ibv_recv_wr &wr);
 void recv_wqe_build(sroce_recv_wqe *wqe, const ibv_recv_wr &wr);
 /* Posts a WR list into an RQ or SRQ ring; never enters the kernel. */
 int rq_post(WorkQueue &rq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
-/* The RQ's kernel entry, used only to flush a QP in the error state. */
-int rq_ring_doorbell(int cmd_fd, uint32_t qp_handle);
 
 /* ---- Completions -------------------------------------------------------- */
 

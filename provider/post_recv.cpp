@@ -61,28 +61,6 @@ int rq_post(WorkQueue &rq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 	return err;
 }
 
-/* Enter the kernel so that it flushes the RQ: an empty POST_RECV. */
-int rq_ring_doorbell(int cmd_fd, uint32_t qp_handle)
-{
-	struct ibv_post_recv cmd;
-	ib_uverbs_post_send_resp resp{};
-	ssize_t n;
-
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = uintptr_t(&resp);
-	cmd.core_payload.qp_handle = qp_handle;
-	cmd.core_payload.wr_count = 0;
-	cmd.core_payload.sge_count = 0;
-	cmd.core_payload.wqe_size = sizeof(ib_uverbs_recv_wr);
-	n = write(cmd_fd, &cmd, sizeof(cmd));
-	if (n == ssize_t(sizeof(cmd)))
-		return 0;
-	return n < 0 ? errno : EIO;
-}
-
 int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 {
 	Qp *qp = to_qp(ibqp);
@@ -99,7 +77,7 @@ int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 	 */
 	full_fence();
 	if (qp->rq.pr.ring.present() && (qp->rq.pr.ring.load_kflags() & SROCE_RING_F_FLUSH)) {
-		int kick = rq_ring_doorbell(ibqp->context->cmd_fd, ibqp->handle);
+		int kick = qp_kernel_entry(ibqp->context->cmd_fd, ibqp->handle, true);
 
 		if (!err)
 			err = kick;

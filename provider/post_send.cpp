@@ -6,6 +6,7 @@
  */
 #include "datapath.h"
 
+#include <cstddef>
 #include <string.h>
 #include <unistd.h>
 
@@ -288,21 +289,31 @@ SqPostResult sq_post(WorkQueue &sq, ibv_qp_type qp_type, bool sq_sig_all, ibv_se
 	return res;
 }
 
-int sq_ring_doorbell(int cmd_fd, uint32_t qp_handle)
+/*
+ * Both kernel entries of the data path are empty post commands on the QP
+ * handle: POST_SEND is the SQ doorbell, POST_RECV makes the kernel flush
+ * the RQ of a QP in error. The two commands share one layout.
+ */
+static_assert(sizeof(struct ibv_post_send) == sizeof(struct ibv_post_recv), "post cmd layouts");
+static_assert(offsetof(struct ibv_post_send, core_payload.wqe_size) ==
+                  offsetof(struct ibv_post_recv, core_payload.wqe_size),
+              "post cmd layouts");
+
+int qp_kernel_entry(int cmd_fd, uint32_t qp_handle, bool recv)
 {
 	struct ibv_post_send cmd;
 	ib_uverbs_post_send_resp resp{};
 	ssize_t n;
 
 	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	cmd.hdr.command = recv ? IB_USER_VERBS_CMD_POST_RECV : IB_USER_VERBS_CMD_POST_SEND;
 	cmd.hdr.in_words = sizeof(cmd) / 4;
 	cmd.hdr.out_words = sizeof(resp) / 4;
 	cmd.core_payload.response = uintptr_t(&resp);
 	cmd.core_payload.qp_handle = qp_handle;
 	cmd.core_payload.wr_count = 0;
 	cmd.core_payload.sge_count = 0;
-	cmd.core_payload.wqe_size = sizeof(ib_uverbs_send_wr);
+	cmd.core_payload.wqe_size = recv ? sizeof(ib_uverbs_recv_wr) : sizeof(ib_uverbs_send_wr);
 	n = write(cmd_fd, &cmd, sizeof(cmd));
 	if (n == ssize_t(sizeof(cmd)))
 		return 0;
@@ -327,7 +338,7 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 	res = sq_post(qp->sq, ibqp->qp_type, qp->sq_sig_all, wr, bad_wr);
 	if (!res.ring_doorbell)
 		return res.err;
-	err = sq_ring_doorbell(ibqp->context->cmd_fd, ibqp->handle);
+	err = qp_kernel_entry(ibqp->context->cmd_fd, ibqp->handle, false);
 	if (res.err)
 		return res.err;
 	if (err)
