@@ -164,6 +164,20 @@ rig_wait_listen() {
 	done
 }
 
+# rig_wait_cm_listen PORT [SECONDS]: wait until an rdma_cm ID listens on
+# PORT (rdma resource show cm_id; default 30 s).
+rig_wait_cm_listen() {
+	local end=$((EPOCHSECONDS + ${2:-30}))
+	until rdma resource show cm_id 2>/dev/null |
+		grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)"; do
+		if [ "$EPOCHSECONDS" -ge "$end" ]; then
+			rig_log "no rdma_cm ID listens on port $1 after ${2:-30}s"
+			return 1
+		fi
+		rig_sleep 0.1
+	done
+}
+
 # --- RDMA devices -------------------------------------------------------
 
 # rig_load_module TYPE: load the RDMA driver TYPE (rxe or sroce) and its

@@ -21,7 +21,10 @@ perf_pair() {
 	if rig_is_a; then
 		timeout -k 3 "$t" "$@" -p "$PERF_PORT" >"$PERF_LOG" 2>&1 &
 		local pid=$!
-		if ! rig_wait_listen "$PERF_PORT" 30; then
+		# With -R the server listens through rdma_cm, not on TCP.
+		local listen=rig_wait_listen
+		[[ " $* " == *" -R "* ]] && listen=rig_wait_cm_listen
+		if ! "$listen" "$PERF_PORT" 30; then
 			kill "$pid" 2>/dev/null
 			wait "$pid"
 			return 1

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# rdma-core's ibv_*_pingpong between the guests, for selftests/uc_pingpong.sh
+# and selftests/ud_pingpong.sh; sourced after lib/guest.sh, not a test.
+
+# pingpong_steps TOOL PORT SPEC... [-- ARGS...]: one run of TOOL -c (buffer
+# contents checked) per SPEC "FAMILY:SIZE:ITERS" over the RoCEv2 GID of the
+# IPv4 (4) or IPv6 (6) address, with ARGS for both sides. Guest a is the
+# server, guest b the client; each side checks its exit status, that no
+# invalid data was reported and that it moved exactly SIZE * ITERS * 2 bytes.
+pingpong_steps() {
+	local tool=$1 port=$2 spec fam size iters own gid step log rc pid want
+	local -a specs=() extra=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		specs+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift && extra=("$@")
+	for spec in "${specs[@]}"; do
+		IFS=: read -r fam size iters <<<"$spec"
+		own=$RIG_IP4
+		[ "$fam" = 6 ] && own=$RIG_IP6
+		gid=$(rig_gid_index "$RIG_DEV" "$own") || rig_fail "no RoCEv2 GID for $own"
+		local -a args=(-d "$RIG_DEV" -g "$gid" -c -s "$size" -n "$iters" -p "$port" "${extra[@]}")
+		step=ipv$fam-$size
+		log=$RIG_TEST_OUT/$step.log
+		rc=0
+		if rig_is_a; then
+			rig_bg "$step" 60 "$tool" "${args[@]}"
+			pid=$RIG_BG_PID
+			rig_wait_listen "$port" 30 || {
+				kill "$pid"
+				rig_fail "$step: the server did not start"
+			}
+			rig_signal "listen-$step"
+			rig_bg_wait "$pid" || rc=$?
+		else
+			rig_wait "listen-$step" 90 >/dev/null || rig_fail "$step: the server never listened"
+			rig_run 60 "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 || rc=$?
+		fi
+		[ "$rc" = 0 ] || {
+			sed 's/^/    /' "$log"
+			rig_fail "$step: $tool exited $rc"
+		}
+		grep -q "invalid data" "$log" && rig_fail "$step: received data differs"
+		want=$((size * iters * 2))
+		grep -q "^$want bytes in" "$log" || {
+			sed 's/^/    /' "$log"
+			rig_fail "$step: did not move $want bytes"
+		}
+		rig_barrier "done-$step" 60 || rig_fail "the peer did not finish $step"
+	done
+}
