@@ -213,6 +213,7 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 	sed 's/^/# /' "$RIG_TEST_OUT/$role.log"
+	ktap_diag "$name: $(cat "$sync/$role.time") s"
 	if [ -n "$peer" ] && [ "$prc" != 0 ]; then
 		sed 's/^/# /' "$RIG_SHARED/$peer/tests/$name/$peer.log" 2>/dev/null
 	fi
