@@ -36,7 +36,10 @@ rm -rf "$work" && mkdir -p "$work"
 cp -r /usr/share/doc/rdma-core/tests "$work/" || rig_fail "cannot copy the suite"
 gunzip -f "$work"/tests/*.gz 2>/dev/null || true
 log=$RIG_TEST_OUT/run_tests.log
-(cd "$work" && timeout 840 python3 tests/run_tests.py --dev "$RIG_DEV" -v) >"$log" 2>&1
+# lib/rdma_core_tests.py is run_tests.py with setUp()'s netdev lookups
+# cached: uncached they cost 150 of the suite's 190 s in a TCG guest.
+(cd "$work" && timeout 840 python3 "$RIG_REPO/selftests/lib/rdma_core_tests.py" tests \
+	--dev "$RIG_DEV" -v) >"$log" 2>&1
 rc=$?
 
 ran=$(sed -n 's/^Ran \([0-9]\+\) tests.*/\1/p' "$log")
