@@ -99,7 +99,10 @@ fi
 rig_barrier done-mckey 60 || rig_fail "mckey: the peer did not finish"
 rig_log "mckey: ok"
 
-# perftest over rdma_cm: perf_pair (lib/perftest.sh) with -R.
+# perftest over rdma_cm: perf_pair (lib/perftest.sh) with -R. IPv4 only:
+# perftest 4.5 resolves the server's name for rdma_cm as IPv4 ("Address
+# family for hostname not supported" for an IPv6 address, with --ipv6
+# too); rping-v6 above covers rdma_cm over IPv6.
 for tool in ib_send_bw ib_write_bw ib_read_bw; do
 	perf_pair "${tool#ib_}-R" 60 "$tool" -R -s 4096 -n 200 -F ||
 		rig_fail "$tool -R failed"
