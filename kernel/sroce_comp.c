@@ -51,8 +51,8 @@ static void sroce_comp_rto_arm(struct sroce_qp *qp)
 
 	if (!ns || READ_ONCE(qp->state) == IB_QPS_ERR)
 		return;
-	mod_timer(&qp->comp.rto, jiffies + max_t(unsigned long,
-						 nsecs_to_jiffies(ns), 1));
+	/* One jiffy more: the timeout is a minimum, never cut short. */
+	mod_timer(&qp->comp.rto, jiffies + nsecs_to_jiffies(ns) + 1);
 }
 
 /* Wake the requester if it stopped for a reason an answer may clear. */
@@ -207,6 +207,13 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	switch (sroce_aeth_value(pkt->aeth.syndrome)) {
 	case SROCE_NAK_PSN_SEQ_ERR:
 		atomic64_inc(&st->seq_naks_rcvd);
+		/*
+		 * Waiting out an RNR NAK: the packets sent behind the refused
+		 * one draw sequence NAKs (rdma_rxe sends them), which are not
+		 * a new error; the RNR timer resends from that PSN anyway.
+		 */
+		if (qp->comp.rnr_wait)
+			break;
 		if (!qp->comp.retry_left) {
 			sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
 			return;

@@ -98,6 +98,8 @@ const char *msg_name(MsgType t)
 		return "abort";
 	case MsgType::summary:
 		return "summary";
+	case MsgType::vanish:
+		return "vanish";
 	}
 	return "unknown";
 }
@@ -364,6 +366,13 @@ bool Channel::recv(MsgType want, std::vector<uint8_t> *payload, unsigned timeout
 		return false;
 	}
 	return true;
+}
+
+bool Channel::readable(int timeout_ms) const
+{
+	pollfd p = {fd_, POLLIN, 0};
+
+	return fd_ >= 0 && ::poll(&p, 1, timeout_ms) > 0;
 }
 
 void Channel::abort(const std::string &reason)

@@ -25,6 +25,7 @@ enum class MsgType : uint32_t {
 	round,     /* client -> server: go on with the next round, or stop */
 	abort,     /* either: giving up, with a reason */
 	summary,   /* both, at the end: what each side counted */
+	vanish,    /* requester -> responder (vanish mode): take the link down now */
 };
 
 class Writer
@@ -83,6 +84,8 @@ class Channel
 	 */
 	bool recv(MsgType want, std::vector<uint8_t> *payload, unsigned timeout_ms,
 	          std::string *why);
+	/* True when a message (or the end of the stream) is there to be read. */
+	bool readable(int timeout_ms) const;
 	/* Tell the peer we give up (best effort). */
 	void abort(const std::string &reason);
 	std::string peer_name() const { return peer_; }

@@ -15,7 +15,19 @@
  *                                                           LOC_LEN_ERR)
  *   rnr_zero          IBV_WC_RNR_RETRY_EXC_ERR ERR          RTS
  *   rnr_late          IBV_WC_SUCCESS          RTS           RTS
+ *   rnr_limit         IBV_WC_RNR_RETRY_EXC_ERR ERR          RTS
+ *   rnr_stream        IBV_WC_SUCCESS (all)    RTS           RTS
  *   loc_prot          IBV_WC_LOC_PROT_ERR     ERR           RTS
+ *
+ * rnr_limit: rnr_retry 3 and an RNR timer of 40.96 ms, no receive ever:
+ * the requester must wait the timer before each of its 3 retries, so the
+ * error comes no sooner than 3 x 40.96 ms. rnr_stream: a chain of SENDs (of
+ * one and of three packets), an RDMA WRITE and a WRITE with immediate,
+ * while the responder posts its receives late, one by one: each missing
+ * receive costs RNR NAKs, the requester goes back to the NAKed PSN (the
+ * WRITE behind a NAKed SEND is sent again) and everything must arrive once,
+ * in order, intact. These two take a second or so each and are only run
+ * when asked for by name (--cases; "all" includes them).
  *
  * rdma_rxe on Linux 6.1 differs in three places, which are accepted too
  * and reported as such: a too long SEND is a remote operational error
@@ -42,6 +54,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <endian.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -62,11 +75,17 @@ enum class Case : uint8_t {
 	send_too_long,
 	rnr_zero,
 	rnr_late,
+	rnr_limit,
+	rnr_stream,
 	loc_prot,
 	count,
 };
 
 constexpr unsigned kCases = unsigned(Case::count);
+constexpr uint32_t kAllCases = (1u << kCases) - 1;
+/* The cases run without --cases: all but the slower RNR ones. */
+constexpr uint32_t kDefaultCases =
+    kAllCases & ~(1u << unsigned(Case::rnr_limit)) & ~(1u << unsigned(Case::rnr_stream));
 
 struct CaseSpec {
 	const char *name;
@@ -98,15 +117,99 @@ constexpr CaseSpec kSpecs[kCases] = {
      false, 0, false},
     {"rnr_late", "SEND with the receive posted 1 s late, rnr_retry 7", IBV_WC_SUCCESS, -1, false,
      false, 0, false},
+    {"rnr_limit", "SEND with no receive posted, rnr_retry 3, RNR timer 40.96 ms",
+     IBV_WC_RNR_RETRY_EXC_ERR, -1, true, false, 0, false},
+    {"rnr_stream", "SENDs and WRITEs while the receives are posted late, rnr_retry 7",
+     IBV_WC_SUCCESS, -1, false, false, 0, false},
     /* rxe 6.1: an lkey lookup failure is a local QP operation error */
     {"loc_prot", "SEND with a bogus lkey", IBV_WC_LOC_PROT_ERR, IBV_WC_LOC_QP_OP_ERR, true, false,
      2, false},
 };
 
-constexpr uint32_t kMrBytes = 16384;
+constexpr uint32_t kMrBytes = 128 * 1024;
 constexpr uint32_t kSmallRecv = 64;
 constexpr uint32_t kGoodSend = 16;
 constexpr uint32_t kLateMs = 1000;
+
+/* RNR attributes of a case's QPs, both sides (timer: IBA Table 45 code). */
+struct RnrAttrs {
+	uint8_t retry;
+	uint8_t timer;
+};
+
+constexpr uint8_t kLimitRetries = 3;
+constexpr uint8_t kLimitTimer = 24; /* 40.96 ms */
+constexpr uint32_t kLimitTimerUs = 40960;
+
+constexpr RnrAttrs rnr_attrs(Case c)
+{
+	switch (c) {
+	case Case::rnr_zero:
+		return {0, 12};
+	case Case::rnr_late:
+		return {7, 20}; /* 10.24 ms */
+	case Case::rnr_limit:
+		return {kLimitRetries, kLimitTimer};
+	case Case::rnr_stream:
+		return {7, 18}; /* 5.12 ms */
+	default:
+		return {7, 12}; /* 0.64 ms */
+	}
+}
+
+/*
+ * rnr_stream: the requester's chain, one slot of kStreamSlot bytes per
+ * operation in its local buffer and, for WRITEs, in the responder's MR.
+ * A message is @mtus path MTUs plus @extra bytes long.
+ */
+struct StreamOp {
+	ibv_wr_opcode opcode;
+	uint32_t mtus;
+	uint32_t extra;
+};
+
+constexpr StreamOp kStream[] = {
+    {IBV_WR_SEND, 0, 100},
+    {IBV_WR_SEND, 2, 100},
+    {IBV_WR_SEND, 2, 100},               /* no receive yet: RNR on its first packet */
+    {IBV_WR_RDMA_WRITE, 1, 50},          /* behind it: sent again after the wait */
+    {IBV_WR_RDMA_WRITE_WITH_IMM, 0, 64}, /* takes a receive: RNR again */
+    {IBV_WR_SEND_WITH_IMM, 0, 32},       /* and again */
+};
+constexpr uint32_t kStreamOps = sizeof(kStream) / sizeof(kStream[0]);
+constexpr uint32_t kStreamSlot = 16384;
+static_assert(kStreamOps * kStreamSlot <= kMrBytes, "the stream fits in the buffers");
+/* Receives posted before "ready"; the others after these pauses. */
+constexpr uint32_t kStreamEarly = 2;
+constexpr uint32_t kStreamGapMs[] = {400, 200, 200};
+constexpr uint64_t kWrStream = 100;         /* wr_id of operation i: kWrStream + i */
+constexpr uint32_t kStreamImm = 0x52000000; /* immediate of operation i: kStreamImm + i */
+
+constexpr bool stream_takes_recv(ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+constexpr bool stream_is_write(ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+constexpr bool stream_has_imm(ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+constexpr uint32_t stream_recvs()
+{
+	uint32_t n = 0;
+
+	for (const StreamOp &op : kStream)
+		n += stream_takes_recv(op.opcode);
+	return n;
+}
+static_assert(stream_recvs() == kStreamEarly + sizeof(kStreamGapMs) / sizeof(kStreamGapMs[0]),
+              "one pause before each late receive");
 /* How long "nothing more happens" is watched for. */
 constexpr int64_t kQuietMs = 300;
 
@@ -152,6 +255,13 @@ class ErrorCases
 	void expect_recv_flush(Pair &p);
 	void expect_state(ibv_qp *qp, int state, const char *whose);
 	void check_memory();
+	uint32_t stream_len(uint32_t i) const;
+	void stream_payload(uint32_t i, uint8_t *p) const;
+	bool post_stream_recv(Pair &p, uint32_t op, uint32_t slot);
+	bool stream_requester(Pair &p);
+	void stream_responder(Pair &p);
+	void check_stream_recv(const ibv_wc &wc, uint32_t op, uint32_t slot);
+	void check_rnr_wait(int64_t ms);
 	void check_responder(Case c, Pair &p, bool sent);
 	bool requester_half(Case c, Pair &p);
 	bool responder_half(Case c, Pair &p);
@@ -162,6 +272,8 @@ class ErrorCases
 	MrPtr full_mr_, no_write_mr_, no_read_mr_, local_mr_, recv_mr_;
 	std::string tag_;
 	uint32_t salt_ = 0;
+	/* Ranges of full_ that the case wrote on purpose (checked apart). */
+	std::vector<std::pair<size_t, size_t>> written_;
 	unsigned run_ = 0, failed_ = 0;
 	uint64_t peer_failures_ = 0;
 };
@@ -226,8 +338,8 @@ bool ErrorCases::make_pair(Case c, Pair *p, std::string *why)
 	qpp.path_mtu = s_.path_mtu;
 	qpp.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 	             (s_.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
-	qpp.rnr_retry = c == Case::rnr_zero ? 0 : 7;
-	qpp.min_rnr_timer = c == Case::rnr_late ? 20 : 12; /* 10.24 ms, 0.64 ms */
+	qpp.rnr_retry = rnr_attrs(c).retry;
+	qpp.min_rnr_timer = rnr_attrs(c).timer;
 	qpp.max_rd_atomic = s_.rd_atomic();
 	qpp.max_dest_rd_atomic = s_.dest_rd_atomic();
 	return connect_qp(p->qp.get(), s_.dev, qpp, mine, p->theirs, why);
@@ -320,6 +432,7 @@ int ErrorCases::post_bad(Case c, Pair &p)
 		wr[0].opcode = IBV_WR_SEND;
 		break;
 	case Case::rnr_zero:
+	case Case::rnr_limit:
 	case Case::rnr_late:
 		sge.length = 32;
 		wr[0].opcode = IBV_WR_SEND;
@@ -420,11 +533,17 @@ bool ErrorCases::requester(Case c, Pair &p)
 {
 	const CaseSpec &spec = kSpecs[unsigned(c)];
 	const int64_t t0 = now_ms();
+
+	if (c == Case::rnr_stream)
+		return stream_requester(p);
+
 	const int posted = post_bad(c, p);
 
 	if (posted <= 0)
 		return false;
 	expect_wc(p.scq, kWrBad, spec.want, spec.rxe_want, spec.what);
+	if (c == Case::rnr_limit)
+		check_rnr_wait(now_ms() - t0);
 	if (c == Case::rnr_late) {
 		const int64_t ms = now_ms() - t0;
 
@@ -479,6 +598,209 @@ void ErrorCases::expect_recv_flush(Pair &p)
 		log().info("%s: %s: IBV_WC_WR_FLUSH_ERR", tag().c_str(), what);
 }
 
+/*
+ * rnr_limit: before each retry the requester waits the RNR timer of the
+ * NAK (IBA 9.7.5.2.8), so the retries cannot run out sooner than retries x
+ * timer after the post (less 10% for a kernel timer that counts in coarse
+ * ticks); on an idle rig not much later either.
+ */
+void ErrorCases::check_rnr_wait(int64_t ms)
+{
+	const double least = kLimitRetries * kLimitTimerUs / 1000.0;
+	const double most = 4 * least + 2000;
+
+	if (ms < 0.9 * least || ms > most)
+		log().fail("%s: RNR retries exhausted after %" PRId64 " ms, want %u retries x %.2f "
+		           "ms = %.1f ms (less 10%%) at least and %.0f ms at most",
+		           tag().c_str(), ms, kLimitRetries, kLimitTimerUs / 1000.0, least, most);
+	else
+		log().info("%s: RNR retries exhausted after %" PRId64 " ms (%u retries x %.2f ms = "
+		           "%.1f ms at least)",
+		           tag().c_str(), ms, kLimitRetries, kLimitTimerUs / 1000.0, least);
+}
+
+uint32_t ErrorCases::stream_len(uint32_t i) const
+{
+	return kStream[i].mtus * s_.path_mtu + kStream[i].extra;
+}
+
+void ErrorCases::stream_payload(uint32_t i, uint8_t *p) const
+{
+	Rng(stream_key(s_.opt.seed, Stream::err_data, unsigned(Case::rnr_stream), i))
+	    .fill(p, stream_len(i));
+}
+
+/* The receive of operation @op, in receive buffer slot @slot. */
+bool ErrorCases::post_stream_recv(Pair &p, uint32_t op, uint32_t slot)
+{
+	ibv_sge sge = {recv_.addr() + size_t(slot) * kStreamSlot, kStreamSlot, recv_mr_->lkey};
+	ibv_recv_wr wr{}, *bad = nullptr;
+
+	wr.wr_id = kWrStream + op;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (int err = ibv_post_recv(p.qp.get(), &wr, &bad)) {
+		log().fail("%s: ibv_post_recv (receive %u): %s", tag().c_str(), slot,
+		           std::strerror(err));
+		return false;
+	}
+	return true;
+}
+
+/* rnr_stream, requester: the whole chain at once, then its completions. */
+bool ErrorCases::stream_requester(Pair &p)
+{
+	const RemoteMr &full = p.peer_mrs[0];
+	const int64_t t0 = now_ms();
+	ibv_sge sges[kStreamOps];
+	ibv_send_wr wrs[kStreamOps] = {}, *bad = nullptr;
+	uint32_t late_ms = 0;
+
+	for (uint32_t ms : kStreamGapMs)
+		late_ms += ms;
+	for (uint32_t i = 0; i < kStreamOps; i++) {
+		const ibv_wr_opcode op = kStream[i].opcode;
+
+		stream_payload(i, local_.data() + size_t(i) * kStreamSlot);
+		sges[i] = {local_.addr() + size_t(i) * kStreamSlot, stream_len(i), local_mr_->lkey};
+		wrs[i].wr_id = kWrStream + i;
+		wrs[i].next = i + 1 < kStreamOps ? &wrs[i + 1] : nullptr;
+		wrs[i].sg_list = &sges[i];
+		wrs[i].num_sge = 1;
+		wrs[i].opcode = op;
+		wrs[i].send_flags = IBV_SEND_SIGNALED;
+		if (stream_has_imm(op))
+			wrs[i].imm_data = htobe32(kStreamImm + i);
+		if (stream_is_write(op)) {
+			wrs[i].wr.rdma.remote_addr = full.addr + uint64_t(i) * kStreamSlot;
+			wrs[i].wr.rdma.rkey = full.rkey;
+		}
+	}
+	if (int err = ibv_post_send(p.qp.get(), wrs, &bad)) {
+		log().fail("%s: ibv_post_send of %u WRs: %s", tag().c_str(), kStreamOps,
+		           std::strerror(err));
+		return false;
+	}
+	for (uint32_t i = 0; i < kStreamOps; i++) {
+		const int want_op =
+		    stream_is_write(kStream[i].opcode) ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+		ibv_wc wc{};
+
+		if (!wait_wc(p.scq, &wc, s_.deadline())) {
+			log().fail("%s: no completion for operation %u within %u s", tag().c_str(),
+			           i, s_.opt.timeout);
+			return true;
+		}
+		if (wc.wr_id != kWrStream + i || wc.status != IBV_WC_SUCCESS ||
+		    wc.opcode != want_op)
+			log().fail("%s: completion wr_id %" PRIu64 " %s %s, want wr_id %" PRIu64
+			           " IBV_WC_SUCCESS %s",
+			           tag().c_str(), wc.wr_id, wc_status_name(wc.status),
+			           wc_opcode_name(wc.opcode), kWrStream + i,
+			           wc_opcode_name(want_op));
+	}
+	const int64_t ms = now_ms() - t0;
+
+	if (ms < late_ms / 2)
+		log().fail("%s: the chain completed after %" PRId64 " ms, before the peer posted "
+		           "its receives (%u ms)",
+		           tag().c_str(), ms, late_ms);
+	else
+		log().info("%s: %u WRs completed in order after %" PRId64 " ms", tag().c_str(),
+		           kStreamOps, ms);
+	expect_state(p.qp.get(), IBV_QPS_RTS, "requester");
+	expect_quiet(p.scq, "send CQ");
+	return true;
+}
+
+/* One receive completion of the stream: status, opcode, length, data. */
+void ErrorCases::check_stream_recv(const ibv_wc &wc, uint32_t op, uint32_t slot)
+{
+	const ibv_wr_opcode kind = kStream[op].opcode;
+	const bool is_send = !stream_is_write(kind);
+	const int want_op = is_send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
+	const uint32_t len = stream_len(op);
+	const uint8_t *base = recv_.data();
+	const size_t start = size_t(slot) * kStreamSlot, end = start + kStreamSlot;
+	std::vector<uint8_t> want(len);
+
+	if (wc.wr_id != kWrStream + op || wc.status != IBV_WC_SUCCESS || wc.opcode != want_op ||
+	    wc.byte_len != len) {
+		log().fail("%s: receive %u: wr_id %" PRIu64 " %s %s %u bytes, want wr_id %" PRIu64
+		           " IBV_WC_SUCCESS %s %u bytes",
+		           tag().c_str(), slot, wc.wr_id, wc_status_name(wc.status),
+		           wc_opcode_name(wc.opcode), wc.byte_len, kWrStream + op,
+		           wc_opcode_name(want_op), len);
+		return;
+	}
+	if (stream_has_imm(kind) &&
+	    (!(wc.wc_flags & IBV_WC_WITH_IMM) || wc.imm_data != htobe32(kStreamImm + op)))
+		log().fail("%s: receive %u: wc_flags 0x%x imm_data 0x%08x, want the immediate "
+		           "0x%08x",
+		           tag().c_str(), slot, wc.wc_flags, be32toh(wc.imm_data), kStreamImm + op);
+	if (is_send) {
+		stream_payload(op, want.data());
+		if (std::memcmp(base + start, want.data(), len) != 0)
+			log().fail("%s: receive %u: the %u bytes of operation %u are wrong",
+			           tag().c_str(), slot, len, op);
+	}
+	const size_t junk = find_unpoisoned(base, start + (is_send ? len : 0), end, salt_);
+
+	if (junk < end)
+		log().fail("%s: receive %u: byte %zu of its buffer changed (0x%02x), past the "
+		           "message",
+		           tag().c_str(), slot, junk - start, base[junk]);
+}
+
+/*
+ * rnr_stream, responder: the first receives are posted; the others come
+ * late, one by one, then every completion and every written byte is
+ * checked.
+ */
+void ErrorCases::stream_responder(Pair &p)
+{
+	uint32_t slot = 0, checked = 0;
+
+	for (uint32_t i = 0; i < kStreamOps; i++) {
+		if (!stream_takes_recv(kStream[i].opcode))
+			continue;
+		if (slot >= kStreamEarly) {
+			usleep(kStreamGapMs[slot - kStreamEarly] * 1000);
+			if (!post_stream_recv(p, i, slot))
+				return;
+		}
+		slot++;
+	}
+	slot = 0;
+	for (uint32_t i = 0; i < kStreamOps; i++) {
+		ibv_wc wc{};
+
+		if (!stream_takes_recv(kStream[i].opcode))
+			continue;
+		if (!wait_wc(p.rcq, &wc, s_.deadline())) {
+			log().fail("%s: no completion for receive %u within %u s", tag().c_str(),
+			           slot, s_.opt.timeout);
+			return;
+		}
+		check_stream_recv(wc, i, slot++);
+		checked++;
+	}
+	for (uint32_t i = 0; i < kStreamOps; i++) {
+		const size_t off = size_t(i) * kStreamSlot;
+		std::vector<uint8_t> want(stream_len(i));
+
+		if (!stream_is_write(kStream[i].opcode))
+			continue;
+		stream_payload(i, want.data());
+		if (std::memcmp(full_.data() + off, want.data(), want.size()) != 0)
+			log().fail("%s: the %zu bytes written by operation %u are wrong",
+			           tag().c_str(), want.size(), i);
+		written_.push_back({off, want.size()});
+		checked++;
+	}
+	log().info("%s: %u receives and writes checked", tag().c_str(), checked);
+}
+
 /* The responder's memory must not have changed. */
 void ErrorCases::check_memory()
 {
@@ -487,16 +809,27 @@ void ErrorCases::check_memory()
 	                       "the MR without REMOTE_READ"};
 
 	for (unsigned k = 0; k < 3; k++) {
-		const size_t junk = find_unpoisoned(bufs[k]->data(), 0, bufs[k]->size(), salt_ + k);
+		size_t from = 0;
 
-		if (junk < bufs[k]->size())
-			log().fail("%s: byte %zu of %s changed (0x%02x)", tag().c_str(), junk,
-			           names[k], bufs[k]->data()[junk]);
+		/* written_ is sorted and only ever about the first MR. */
+		for (size_t w = 0; w <= (k == 0 ? written_.size() : 0); w++) {
+			const bool last = k != 0 || w == written_.size();
+			const size_t to = last ? bufs[k]->size() : written_[w].first;
+			const size_t junk = find_unpoisoned(bufs[k]->data(), from, to, salt_ + k);
+
+			if (junk < to)
+				log().fail("%s: byte %zu of %s changed (0x%02x)", tag().c_str(),
+				           junk, names[k], bufs[k]->data()[junk]);
+			if (!last)
+				from = written_[w].first + written_[w].second;
+		}
 	}
 }
 
 void ErrorCases::responder(Case c, Pair &p)
 {
+	if (c == Case::rnr_stream)
+		stream_responder(p);
 	if (c == Case::rnr_late) {
 		ibv_wc wc{};
 		std::vector<uint8_t> want(32);
@@ -593,6 +926,12 @@ bool ErrorCases::responder_half(Case c, Pair &p)
 	for (uint32_t k = 0; k < spec.early_recvs; k++)
 		if (!post_recv(p, 1 + k, kSmallRecv))
 			break;
+	if (c == Case::rnr_stream) {
+		fill_poison(recv_.data(), 0, recv_.size(), salt_);
+		for (uint32_t i = 0, slot = 0; i < kStreamOps && slot < kStreamEarly; i++)
+			if (stream_takes_recv(kStream[i].opcode))
+				post_stream_recv(p, i, slot++);
+	}
 	if (!s_.chan.send(MsgType::ready, &why))
 		return s_.give_up(tag_ + ": " + why);
 	responder(c, p);
@@ -621,6 +960,7 @@ bool ErrorCases::run_case(Case c, bool requester_side)
 	tag_ = std::string(spec.name) + " (" + (requester_side ? s_.side() : s_.peer_side()) +
 	       " requests)";
 	salt_ = 0x100 * unsigned(c) + (requester_side ? 1 : 2);
+	written_.clear();
 	run_++;
 	if (!make_pair(c, &p, &why))
 		return s_.give_up(tag_ + ": " + why);
@@ -653,7 +993,7 @@ bool parse_cases(const char *list, uint32_t *mask)
 		while (k < kCases && name != kSpecs[k].name)
 			k++;
 		if (name == "all")
-			*mask |= (1u << kCases) - 1;
+			*mask |= kAllCases;
 		else if (k == kCases)
 			return false;
 		else
@@ -675,7 +1015,7 @@ int run_errors(const Options &opt)
 		return 1;
 	}
 	ErrorCases e(s);
-	const uint32_t mask = s.opt.cases_mask ? s.opt.cases_mask : (1u << kCases) - 1;
+	const uint32_t mask = s.opt.cases_mask ? s.opt.cases_mask : kDefaultCases;
 	bool broken = !e.setup();
 	unsigned skipped = 0;
 

@@ -3,7 +3,8 @@
  * sroce-integrity: end-to-end checks between two RDMA devices on two
  * hosts over libibverbs, with a TCP connection on the side for the
  * exchange of QP numbers, PSNs, GIDs and memory regions. Written for
- * sroce's guest tests (selftests/rc_integrity*.sh, selftests/rc_errors*.sh)
+ * sroce's guest tests (selftests/rc_integrity*.sh, selftests/rc_errors*.sh,
+ * selftests/rc_rnr.sh, selftests/rc_vanish.sh)
  * and runnable between any two RoCE devices (rxe) for comparison.
  */
 #include "modes.h"
@@ -24,6 +25,8 @@ int main(int argc, char **argv)
 		return integ::run_traffic(opt);
 	case integ::Mode::errors:
 		return integ::run_errors(opt);
+	case integ::Mode::vanish:
+		return integ::run_vanish(opt);
 	default:
 		return integ::run_selfcheck();
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The two modes of sroce-integrity. Each returns the exit status: 0 when
+ * The modes of sroce-integrity. Each returns the exit status: 0 when
  * both sides found nothing wrong, 1 otherwise.
  */
 #pragma once
@@ -17,6 +17,8 @@ int run_traffic(const Options &opt);
 
 /* errors: the error-path cases, each on fresh QPs. */
 int run_errors(const Options &opt);
+/* vanish: the responder's host goes away in the middle of a transfer. */
+int run_vanish(const Options &opt);
 /* selfcheck: the device-free parts, on the host (KTAP). */
 int run_selfcheck();
 /* "bad_rkey,rnr_zero,..." -> mask; false on an unknown name. */

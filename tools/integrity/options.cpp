@@ -22,7 +22,7 @@ namespace
 {
 
 const char usage_text[] =
-    "usage: sroce-integrity run|errors [SERVER] -d DEV [OPTIONS]\n"
+    "usage: sroce-integrity run|errors|vanish [SERVER] -d DEV [OPTIONS]\n"
     "       sroce-integrity selfcheck\n"
     "\n"
     "Without SERVER it waits for a client on --port; with SERVER (an IPv4 or\n"
@@ -33,6 +33,11 @@ const char usage_text[] =
     "           byte and every atomic result is checked\n"
     "  errors   error-path cases, each on fresh QPs:\n"
     "           %s\n"
+    "  vanish   the responder's host vanishes in the middle of a transfer (its\n"
+    "           link is taken down when it prints \"vanishing\"): the\n"
+    "           requester's QPs, one per opcode, must fail with\n"
+    "           IBV_WC_RETRY_EXC_ERR after (retry_cnt + 1) local ACK timeouts,\n"
+    "           the rest of their WRs flushed; needs --requester client|server\n"
     "  selfcheck  the parts that need no device (plans, layouts, checks)\n"
     "\n"
     "  -d, --device DEV        RDMA device (required)\n"
@@ -54,9 +59,13 @@ const char usage_text[] =
     "      --server-ops LIST   opcodes when the server is the requester\n"
     "  -u, --uc                unreliable connection (SEND and WRITE only)\n"
     "  -i, --inline BYTES      inline data to ask for (default 128, 0: none)\n"
-    "  -c, --cases LIST        error cases to run (default all)\n"
+    "  -c, --cases LIST        error cases to run (default: all but rnr_limit and\n"
+    "                          rnr_stream, which take a second each; or all)\n"
     "  -r, --requester WHO     who issues the work requests: client, server or\n"
     "                          both, taking turns (default both)\n"
+    "      --ack-timeout N     vanish: QP timeout attribute, 4.096 us x 2^N (1..31,\n"
+    "                          default 15: 134 ms)\n"
+    "      --retry-cnt N       vanish: QP retry_cnt (0..7, default 5)\n"
     "  -L, --lenient-recv-flush  errors: a receive posted after the QP went to\n"
     "                          ERR may stay pending (rdma_rxe on Linux 6.1)\n"
     "      --corrupt WHAT      damage one byte before checking it, to show the\n"
@@ -140,6 +149,8 @@ int parse_options(int argc, char **argv, Options *opt)
 	    {"requester", required_argument, nullptr, 'r'},
 	    {"lenient-recv-flush", no_argument, nullptr, 'L'},
 	    {"corrupt", required_argument, nullptr, 1003},
+	    {"ack-timeout", required_argument, nullptr, 1004},
+	    {"retry-cnt", required_argument, nullptr, 1005},
 	    {"timeout", required_argument, nullptr, 't'},
 	    {"connect-timeout", required_argument, nullptr, 'T'},
 	    {"verbose", no_argument, nullptr, 'v'},
@@ -157,13 +168,16 @@ int parse_options(int argc, char **argv, Options *opt)
 		opt->mode = Mode::run;
 	} else if (std::strcmp(argv[1], "errors") == 0) {
 		opt->mode = Mode::errors;
+	} else if (std::strcmp(argv[1], "vanish") == 0) {
+		opt->mode = Mode::vanish;
 	} else if (std::strcmp(argv[1], "selfcheck") == 0) {
 		opt->mode = Mode::selfcheck;
 		return argc == 2 ? 0 : 2;
 	} else {
-		std::fprintf(stderr,
-		             "sroce-integrity: unknown mode '%s' (run, errors or selfcheck)\n",
-		             argv[1]);
+		std::fprintf(
+		    stderr,
+		    "sroce-integrity: unknown mode '%s' (run, errors, vanish or selfcheck)\n",
+		    argv[1]);
 		return 2;
 	}
 	argc--;
@@ -265,6 +279,14 @@ int parse_options(int argc, char **argv, Options *opt)
 				opt->corrupt = Corrupt(k);
 			break;
 		}
+		case 1004:
+			if (!number_into(optarg, 1, 31, &opt->ack_timeout))
+				bad = "--ack-timeout";
+			break;
+		case 1005:
+			if (!number_into(optarg, 0, 7, &opt->retry_cnt))
+				bad = "--retry-cnt";
+			break;
 		case 'L':
 			opt->lenient_recv_flush = true;
 			break;
@@ -298,6 +320,11 @@ int parse_options(int argc, char **argv, Options *opt)
 	}
 	if (opt->device.empty()) {
 		std::fprintf(stderr, "sroce-integrity: --device is required\n");
+		return 2;
+	}
+	if (opt->mode == Mode::vanish && opt->directions == kBothDirections) {
+		std::fprintf(stderr,
+		             "sroce-integrity: vanish needs --requester client or server\n");
 		return 2;
 	}
 	return 0;

@@ -12,7 +12,7 @@
 namespace integ
 {
 
-enum class Mode { run, errors, selfcheck };
+enum class Mode { run, errors, selfcheck, vanish };
 
 /* A byte to damage on purpose before checking it (run mode self-test). */
 enum class Corrupt { none, recv, write, guard, read, atomic };
@@ -50,6 +50,9 @@ struct Options {
 	uint32_t connect_timeout = 60;
 	uint32_t cases_mask = 0; /* 0: every error case */
 	uint32_t directions = kBothDirections;
+	/* vanish: the requester's local ACK timeout (4.096 us x 2^N) and retries. */
+	uint8_t ack_timeout = 15;
+	uint8_t retry_cnt = 5;
 	bool lenient_recv_flush = false; /* local: see errors.cpp */
 	Corrupt corrupt = Corrupt::none; /* local */
 	bool verbose = false;

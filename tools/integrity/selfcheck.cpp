@@ -262,6 +262,21 @@ void names(Checks &c)
 	c.check(parse_cases(case_names(), &mask) && parse_cases("rnr_late", &mask) && mask,
 	        "cases_names");
 	c.check(!parse_cases("bad_rkey,nope", &mask), "cases_unknown_refused");
+	c.check(parse_cases("rnr_limit,rnr_stream", &mask) && mask, "cases_rnr_by_name");
+}
+
+/* vanish mode's options reach Options (errors are printed, so not tried). */
+void vanish_options(Checks &c)
+{
+	char a0[] = "sroce-integrity", a1[] = "vanish", a2[] = "-d", a3[] = "dev0";
+	char a4[] = "--requester", a5[] = "server", a6[] = "--ack-timeout", a7[] = "12";
+	char a8[] = "--retry-cnt", a9[] = "2";
+	char *argv[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, nullptr};
+	Options o;
+
+	c.check(parse_options(10, argv, &o) == 0 && o.mode == Mode::vanish &&
+	            o.directions == kServerRequests && o.ack_timeout == 12 && o.retry_cnt == 2,
+	        "vanish_options");
 }
 
 } // namespace
@@ -278,6 +293,7 @@ int run_selfcheck()
 	payloads(c);
 	poison(c);
 	names(c);
+	vanish_options(c);
 	return c.finish();
 }
 

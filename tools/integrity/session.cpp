@@ -56,6 +56,7 @@ void put_params(Writer &w, const Options &o)
 	w.u32(o.mtu).u32(o.max_size).u32(o.batch).u32(o.depth).u32(o.ops_mask).u8(o.uc);
 	w.u32(o.client_ops).u32(o.server_ops);
 	w.u32(o.cases_mask).u32(o.directions);
+	w.u8(o.ack_timeout).u8(o.retry_cnt);
 }
 
 bool get_params(Reader &r, Options *o, std::string *why)
@@ -67,7 +68,7 @@ bool get_params(Reader &r, Options *o, std::string *why)
 	const Mode mode = Mode(r.u32());
 
 	if (mode != o->mode) {
-		*why = "the client runs the other mode (run/errors)";
+		*why = "the client runs another mode (run, errors or vanish)";
 		return false;
 	}
 	o->seed = r.u64();
@@ -84,6 +85,8 @@ bool get_params(Reader &r, Options *o, std::string *why)
 	o->server_ops = r.u32();
 	o->cases_mask = r.u32();
 	o->directions = r.u32();
+	o->ack_timeout = r.u8();
+	o->retry_cnt = r.u8();
 	if (!r.ok()) {
 		*why = "short hello from the client";
 		return false;
