@@ -29,6 +29,23 @@ integ_type_of() {
 	fi
 }
 
+# integ_sroce_requester: the --requester value that makes the sroce
+# guest(s) the only requesters (guest a is the server, b the client):
+# both, server or client. rdma_rxe's requester on Linux 6.1 stalls after a
+# lost packet, so tests that provoke losses or RNR keep rxe a responder.
+integ_sroce_requester() {
+	local a b
+	a=$(integ_type_of a)
+	b=$(integ_type_of b)
+	if [ "$a" = sroce ] && [ "$b" = sroce ]; then
+		echo both
+	elif [ "$a" = sroce ]; then
+		echo server
+	else
+		echo client
+	fi
+}
+
 # integ_need_mtu BYTES: skip unless the port's active MTU is at least BYTES.
 integ_need_mtu() {
 	local mtu

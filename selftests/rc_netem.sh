@@ -60,13 +60,7 @@ modprobe sch_netem 2>/dev/null
 # Who requests: the sroce guest(s). Guest a is the server, b the client.
 type_a=$(integ_type_of a)
 type_b=$(integ_type_of b)
-if [ "$type_a" = sroce ] && [ "$type_b" = sroce ]; then
-	requester=both
-elif [ "$type_a" = sroce ]; then
-	requester=server
-else
-	requester=client
-fi
+requester=$(integ_sroce_requester)
 # One seed for every scenario of the boot: the same traffic each time, so the
 # rows compare (SROCE_INTEGRITY_SEED replays a run).
 seed=${SROCE_INTEGRITY_SEED:-$(((RANDOM << 30) | (RANDOM << 15) | RANDOM))}

@@ -35,15 +35,7 @@ rig_require_peer
 integ_init
 
 # Who sends: the sroce guest(s). Guest a is the server, b the client.
-type_a=$(integ_type_of a)
-type_b=$(integ_type_of b)
-if [ "$type_a" = sroce ] && [ "$type_b" = sroce ]; then
-	requester=both
-elif [ "$type_a" = sroce ]; then
-	requester=server
-else
-	requester=client
-fi
+requester=$(integ_sroce_requester)
 sends=0
 receives=0
 case "$requester-$RIG_ROLE" in

@@ -3,7 +3,7 @@
 #
 # Soak: mixed RC traffic (every opcode, both directions, every byte and
 # atomic result checked by sroce-integrity) for SROCE_SOAK_SECONDS (default
-# 30; the long target is 600: tools/vm/suite.sh -e SROCE_SOAK_SECONDS=600)
+# 20; the long target is 600: tools/vm/suite.sh -e SROCE_SOAK_SECONDS=600)
 # under 5% loss (netem on both guests' link), then a leak check on each
 # guest: the RDMA object counts of `rdma resource show` back to what they
 # were, and unreclaimable slab and vmalloc use back to their level after a
@@ -20,7 +20,7 @@ if [ "$RIG_DEV_TYPE" != sroce ] || [ "${RIG_PEER_DEV_TYPE:-}" != sroce ]; then
 	rig_skip "soak runs sroce-sroce (rxe's requester stalls after losses on 6.1)"
 fi
 integ_init
-secs=${SROCE_SOAK_SECONDS:-30}
+secs=${SROCE_SOAK_SECONDS:-20}
 
 # mem_kib FIELD: a /proc/meminfo field in KiB.
 mem_kib() { awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo; }
