@@ -249,6 +249,9 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 
 	atomic64_inc(&qp->sdev->stats.rnr_naks_rcvd);
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
+	/* Progress first: it refills the counter this NAK then draws on. */
+	if (!lost)
+		sroce_comp_progress(qp, pkt->psn);
 	if (qp->rnr_retry != 7) {
 		if (!qp->comp.rnr_retry_left) {
 			sroce_comp_remote_error(qp, IB_WC_RNR_RETRY_EXC_ERR);
@@ -256,8 +259,6 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		}
 		qp->comp.rnr_retry_left--;
 	}
-	if (!lost)
-		sroce_comp_progress(qp, pkt->psn);
 	sroce_req_rewind(qp, qp->comp.psn);
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.rto);
