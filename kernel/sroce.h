@@ -199,6 +199,13 @@ static inline void sroce_ring_store_cons(struct sroce_ring_hdr *hdr, u32 v)
 	smp_store_release(&hdr->cons, v);
 }
 
+struct sroce_rwqe;
+int sroce_rq_fetch(struct sroce_queue *q, u32 max_sge, struct sroce_rwqe *r,
+		   u32 *prod_out);
+int sroce_rq_post_kernel(struct sroce_queue *q, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
+
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *rentry);
 
@@ -212,9 +219,20 @@ enum sroce_mr_kind {
 	SROCE_MR_FAST,		/* kernel fast registration (alloc_mr) */
 };
 
+/*
+ * A fast-registration MR is FREE (its key matches nothing) from allocation
+ * until IB_WR_REG_MR makes it VALID, and again after an invalidation.
+ */
+enum sroce_mr_state {
+	SROCE_MR_FREE,
+	SROCE_MR_VALID,
+};
+
 struct sroce_mr {
 	struct ib_mr ibmr;
 	enum sroce_mr_kind kind;
+	u8 state;		/* enum sroce_mr_state, read locklessly */
+	u32 key;		/* the key lookups match (lkey == rkey) */
 	refcount_t refs;	/* lookups in flight + 1 while registered */
 	struct completion released;
 	struct rcu_head rcu;
@@ -228,7 +246,33 @@ struct sroce_mr {
 	u64 *pages;		/* SROCE_MR_FAST page list */
 	u32 max_pages;
 	u32 npages;
+	u32 page_shift;		/* SROCE_MR_FAST: of the registered pages */
+	u32 first_off;		/* SROCE_MR_FAST: offset of iova in pages[0] */
+	atomic_t num_mw;	/* memory windows bound to it */
 };
+
+/* Key table entries that are memory windows carry this xarray tag. */
+#define SROCE_KEY_TAG_MW	1
+
+/* A memory window (sroce_mw.c). */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;	/* binding state: the fields from state on */
+	refcount_t refs;	/* lookups in flight + 1 while allocated */
+	struct completion released;
+	u8 state;		/* enum sroce_mr_state */
+	u32 key;		/* current rkey */
+	struct sroce_mr *mr;	/* bound region, NULL when FREE */
+	u64 addr;
+	u64 length;
+	int access;
+	u32 qpn;		/* type 2: the QP it is bound to */
+};
+
+static inline struct sroce_mw *to_smw(struct ib_mw *mw)
+{
+	return container_of(mw, struct sroce_mw, ibmw);
+}
 
 static inline struct sroce_mr *to_smr(struct ib_mr *mr)
 {
@@ -245,6 +289,18 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+struct sroce_qp;
+struct sroce_send_wqe;
+int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
+struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
+				u64 len, int access);
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+int sroce_mw_invalidate(struct sroce_qp *qp, u32 key);
+struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp, u32 rkey, u64 va,
+				  u64 len, int access, int *err);
 void sroce_mr_put(struct sroce_mr *mr);
 u32 sroce_key_make(u32 index);
 
@@ -275,6 +331,37 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited);
+
+/* ------------------------------------------------------------------------
+ * Shared receive queues (sroce_srq.c)
+ */
+
+struct sroce_srq {
+	struct ib_srq ibsrq;
+	struct sroce_dev *sdev;
+	bool is_user;
+	spinlock_t lock;	/* consumers (responders), limit */
+	spinlock_t post_lock;	/* kernel post_srq_recv (producer) */
+	struct sroce_queue rq;
+	u32 max_sge;
+	u32 limit;		/* armed SRQ limit; 0: not armed */
+	u32 srq_num;
+};
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
+{
+	return container_of(srq, struct sroce_srq, ibsrq);
+}
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *r);
 
 /* ------------------------------------------------------------------------
  * Queue pairs (sroce_qp.c)
@@ -313,6 +400,7 @@ struct sroce_swqe {
 	bool signaled;
 	bool ud;
 	bool failed;		/* complete with status when flushed */
+	bool local_done;	/* SROCE_SWQE_LOCAL: executed */
 	u8 status;
 	struct sroce_send_wqe w;	/* validated copy; data[] follows */
 };
@@ -374,6 +462,7 @@ struct sroce_resp {
 	bool in_write;		/* a multi-packet WRITE is in progress */
 	bool have_wqe;
 	bool nak_sent;		/* one sequence NAK per gap */
+	bool last_wqe_sent;	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED raised */
 	struct sroce_rwqe rwqe;
 	u64 write_va;		/* next byte of an RDMA WRITE */
 	u32 write_left;
@@ -455,6 +544,7 @@ void sroce_qp_flush(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 bool sroce_qp_to_error(struct sroce_qp *qp);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 u8 sroce_wr_to_wc_opcode(u32 wr_opcode);
 
 /* ------------------------------------------------------------------------

@@ -71,6 +71,8 @@ static void sroce_comp_unblock(struct sroce_qp *qp)
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {
+	struct sroce_swqe *s;
+
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		qp->req.started_end = qp->req.idx;
 		while (qp->sq.idx != qp->req.idx)
@@ -78,6 +80,15 @@ void sroce_comp_sent(struct sroce_qp *qp)
 					  IB_WC_SUCCESS);
 		return;
 	}
+	/* Memory operations at the head: everything before is answered. */
+	while (sroce_comp_outstanding(qp)) {
+		s = sroce_swqe_get(qp, qp->sq.idx);
+		if (s->kind != SROCE_SWQE_LOCAL || s->first_psn != qp->comp.psn)
+			break;
+		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+	}
+	if (!sroce_comp_outstanding(qp))
+		return;
 	if (!timer_pending(&qp->comp.rto))
 		sroce_comp_rto_arm(qp);
 }

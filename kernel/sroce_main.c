@@ -188,20 +188,24 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
+	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
+	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
@@ -216,22 +220,27 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 	.modify_qp = sroce_modify_qp,
+	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
+	.post_srq_recv = sroce_post_srq_recv,
 	.query_ah = sroce_query_ah,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
+	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
 
@@ -249,11 +258,10 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_BAD_QKEY_CNTR |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_RC_RNR_NAK_GEN;
-	/*
-	 * IB_DEVICE_MEM_MGT_EXTENSIONS (fast registration) is advertised
-	 * once IB_WR_REG_MR and IB_WR_LOCAL_INV are executed.
-	 */
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -261,6 +269,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
+	a->max_mw = SROCE_MAX_MW;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
@@ -271,6 +280,9 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
 				       SROCE_MAX_MCAST_QP_ATTACH;
 	a->max_ah = SROCE_MAX_AH;
+	a->max_srq = SROCE_MAX_SRQ;
+	a->max_srq_wr = SROCE_MAX_SRQ_WR;
+	a->max_srq_sge = SROCE_MAX_SRQ_SGE;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FRPL_LEN;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = SROCE_LOCAL_ACK_DELAY;

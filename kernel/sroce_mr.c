@@ -11,6 +11,14 @@
  * The data path looks an MR up by key with sroce_mr_get(), which takes a
  * reference; deregistration removes the key and then waits for those
  * references to drain, so no packet ever touches a deregistered region.
+ *
+ * Fast registration (IB_WR_REG_MR, ib_alloc_mr/ib_map_mr_sg): the MR's
+ * slot in the key table is fixed at allocation; REG_MR gives it the key the
+ * consumer chose (same index, any tag: ib_update_fast_reg_key), the
+ * address range and access, and makes it VALID; IB_WR_LOCAL_INV and a
+ * SEND with Invalidate make it FREE again, after which its key matches no
+ * lookup. Lookups compare against mr->key, not ibmr.lkey, which the
+ * consumer rewrites before it posts the REG_MR.
  */
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -45,6 +53,7 @@ static int sroce_mr_add(struct sroce_dev *sdev, struct sroce_mr *mr)
 	init_completion(&mr->released);
 	mr->ibmr.lkey = sroce_key_make(index);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	return 0;
 
 err_count:
@@ -55,7 +64,7 @@ err_count:
 /* Unpublish the key and wait until no lookup holds the region. */
 static void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	xa_erase_irq(&sdev->key_xa, sroce_key_index(mr->ibmr.lkey));
+	xa_erase_irq(&sdev->key_xa, sroce_key_index(mr->key));
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
 	atomic_dec(&sdev->num_mr);
@@ -71,10 +80,88 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->key_xa, sroce_key_index(key));
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->refs)))
+	if (xa_pointer_tag(mr))
+		mr = NULL;	/* a memory window */
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   /* acquire: pairs with the release in sroce_mr_fast_reg() */
+		   smp_load_acquire(&mr->state) != SROCE_MR_VALID ||
+		   !refcount_inc_not_zero(&mr->refs)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
+}
+
+/* A referenced MR by the index of @key, whatever its tag and state. */
+static struct sroce_mr *sroce_mr_get_slot(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->key_xa, sroce_key_index(key));
+	if (xa_pointer_tag(mr) || (mr && !refcount_inc_not_zero(&mr->refs)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * Execute IB_WR_REG_MR (kernel QPs only): the WQE carries the MR's current
+ * key, the new key, the range ib_map_mr_sg() mapped and the access. The MR
+ * must be a fast-registration MR of the QP's PD in the FREE state, and the
+ * new key must name the same slot. Returns 0 or -EINVAL.
+ */
+int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_send_wqe *w)
+{
+	u32 key = w->wr.bind_mw.rkey;
+	struct sroce_mr *mr;
+	int err = -EINVAL;
+
+	mr = sroce_mr_get_slot(qp->sdev, w->wr.bind_mw.mr_lkey);
+	if (!mr)
+		return -EINVAL;
+	if (mr->kind != SROCE_MR_FAST || mr->ibmr.pd != qp->ibqp.pd ||
+	    sroce_key_index(key) != sroce_key_index(mr->key) ||
+	    READ_ONCE(mr->state) != SROCE_MR_FREE || !mr->npages ||
+	    !is_power_of_2(mr->ibmr.page_size) ||
+	    mr->ibmr.page_size < PAGE_SIZE)
+		goto out;
+	mr->iova = w->wr.bind_mw.addr;
+	mr->length = w->wr.bind_mw.length;
+	mr->access = w->wr.bind_mw.access;
+	mr->page_shift = ilog2(mr->ibmr.page_size);
+	WRITE_ONCE(mr->key, key);
+	/* Publish the range before the state that lets lookups use it. */
+	smp_store_release(&mr->state, SROCE_MR_VALID);
+	err = 0;
+out:
+	sroce_mr_put(mr);
+	return err;
+}
+
+/*
+ * Invalidate @key: IB_WR_LOCAL_INV, or the rkey of a SEND with Invalidate
+ * (IBA 10.6.6.2). Only a fast-registration MR of the QP's PD, or a type 2
+ * window, named by its whole current key, can be invalidated (a region
+ * with windows bound to it cannot). Returns 0 or -EINVAL.
+ */
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
+{
+	struct sroce_mr *mr;
+	int err = sroce_mw_invalidate(qp, key);
+
+	if (err != -ENOENT)
+		return err;	/* @key names a window */
+	err = -EINVAL;
+	mr = sroce_mr_get_slot(qp->sdev, key);
+	if (!mr)
+		return -EINVAL;
+	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == qp->ibqp.pd &&
+	    READ_ONCE(mr->key) == key && !atomic_read(&mr->num_mw)) {
+		WRITE_ONCE(mr->state, SROCE_MR_FREE);
+		err = 0;
+	}
+	sroce_mr_put(mr);
+	return err;
 }
 
 void sroce_mr_put(struct sroce_mr *mr)
@@ -93,6 +180,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->kind = SROCE_MR_DMA;
+	mr->state = SROCE_MR_VALID;
 	mr->access = access;
 	mr->length = U64_MAX;
 	err = sroce_mr_add(sdev, mr);
@@ -159,6 +247,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	if (err)
 		goto err_umem;
 	mr->kind = SROCE_MR_USER;
+	mr->state = SROCE_MR_VALID;
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
@@ -197,6 +286,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 		goto err_free;
 	}
 	mr->kind = SROCE_MR_FAST;
+	mr->state = SROCE_MR_FREE;
 	mr->max_pages = max_num_sg;
 	err = sroce_mr_add(sdev, mr);
 	if (err)
@@ -224,15 +314,24 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
+	int n;
 
 	mr->npages = 0;
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	/* ib_sg_to_pages() set iova to the first byte's DMA address. */
+	if (n > 0 && ibmr->page_size)
+		mr->first_off = ibmr->iova & (ibmr->page_size - 1);
+	return n;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* IBA 10.6.7.2.3: not while windows are bound to it (as rxe). */
+	if (atomic_read(&mr->num_mw))
+		return -EBUSY;
 
 	sroce_mr_remove(sdev, mr);
 	ib_umem_release(mr->umem);
@@ -246,6 +345,28 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 /* ------------------------------------------------------------------------
  * Data path access to registered memory
  */
+
+/*
+ * The region a remote access by @qp names with @rkey, checked for @len
+ * bytes at @va with @access: a memory window's region, or a region's own
+ * rkey. Referenced, or NULL.
+ */
+struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
+				u64 len, int access)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mw_resolve(qp, rkey, va, len, access, &err);
+	if (err != -ENOENT)
+		return mr;
+	mr = sroce_mr_get(qp->sdev, rkey);
+	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
 
 /*
  * May @pd access [iova, iova + len) of @mr with @access (IB_ACCESS_* bits
@@ -283,7 +404,7 @@ static void sroce_pktbuf_copy(struct sroce_pktbuf *pb, void *mem, u32 n,
 /* Page and in-page offset of byte @iova of a user or fast-reg MR. */
 static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova, u32 *pgoff)
 {
-	u64 pos;
+	u64 pos, blk, va;
 
 	if (mr->kind == SROCE_MR_USER) {
 		pos = iova - mr->iova + mr->upage_off;
@@ -292,12 +413,18 @@ static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova, u32 *pgoff)
 		*pgoff = pos & ~PAGE_MASK;
 		return mr->upages[pos >> PAGE_SHIFT];
 	}
-	pos = iova - mr->ibmr.iova + (mr->pages[0] & ~PAGE_MASK);
-	if ((pos >> PAGE_SHIFT) >= mr->npages)
+	/*
+	 * Fast registration: pages[] holds the DMA addresses ib_map_mr_sg()
+	 * produced, which for a virtual-DMA device are kernel addresses of
+	 * blocks of 2^page_shift bytes (a block is contiguous memory).
+	 */
+	blk = BIT_ULL(mr->page_shift);
+	pos = iova - mr->iova + mr->first_off;
+	if ((pos >> mr->page_shift) >= mr->npages)
 		return NULL;
-	*pgoff = pos & ~PAGE_MASK;
-	return virt_to_page((void *)(uintptr_t)(mr->pages[pos >> PAGE_SHIFT] &
-						PAGE_MASK));
+	va = (mr->pages[pos >> mr->page_shift] & ~(blk - 1)) + (pos & (blk - 1));
+	*pgoff = va & ~PAGE_MASK;
+	return virt_to_page((void *)(uintptr_t)va);
 }
 
 /*

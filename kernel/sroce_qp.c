@@ -102,8 +102,8 @@ static int sroce_qp_check_init(struct sroce_dev *sdev,
 	if (!init->srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
 			   cap->max_recv_sge > SROCE_MAX_SGE))
 		return -EINVAL;
-	if (init->srq)
-		return -EOPNOTSUPP;	/* SRQs are not implemented yet */
+	if (init->srq && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	return 0;
 }
 
@@ -154,6 +154,12 @@ static int sroce_qp_init_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	cap->max_send_sge = qp->max_send_sge;
 	cap->max_inline_data = qp->max_inline;
 
+	if (init->srq) {
+		/* Receives come from the SRQ (sroce_srq.c): no RQ ring. */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
 	n = sroce_ring_entries_for(cap->max_recv_wr, SROCE_MAX_QP_WR);
 	stride = sroce_recv_wqe_stride(max_t(u32, cap->max_recv_sge, 1));
 	err = sroce_queue_init(sdev, &qp->rq, udata, n, stride);
@@ -410,6 +416,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 		sroce_ring_store_cons(qp->rq.hdr, prod);
 	}
 	qp->resp.have_wqe = false;
+	qp->resp.last_wqe_sent = false;
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
 	qp->resp.res_pending = 0;
@@ -513,7 +520,7 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, const struct ib_qp_attr *a,
 					qp->ibqp.qp_num, qp->dest_qpn);
 }
 
-static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -725,10 +732,22 @@ static int sroce_kernel_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_REG_MR: {
+		const struct ib_reg_wr *reg = reg_wr(wr);
+
+		/* Executed by sroce_mr_fast_reg() in order with the queue. */
+		w->wr.bind_mw.mr_lkey = reg->mr->lkey;
+		w->wr.bind_mw.rkey = reg->key;
+		w->wr.bind_mw.access = reg->access;
+		w->wr.bind_mw.addr = reg->mr->iova;
+		w->wr.bind_mw.length = reg->mr->length;
+		return 0;
+	}
+	case IB_WR_LOCAL_INV:
+		return 0;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV:
-	case IB_WR_LOCAL_INV:
 		break;
 	default:
 		return -EINVAL;
@@ -827,11 +846,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_queue *q = &qp->rq;
-	struct sroce_recv_wqe *w;
 	unsigned long flags;
-	int err = 0;
-	u32 prod;
+	int err;
 
 	if (qp->is_user) {
 		/* A doorbell, only needed in the error state (flush). */
@@ -841,32 +857,13 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			sroce_resp_flush(qp);
 		return 0;
 	}
-	if (sroce_qp_state(qp) == IB_QPS_RESET) {
+	if (sroce_qp_state(qp) == IB_QPS_RESET || !qp->rq.hdr) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	prod = q->hdr->prod;
-	for (; wr; wr = wr->next) {
-		if (sroce_ring_full(prod, sroce_ring_load_cons(q->hdr),
-				    q->num_entries)) {
-			err = -ENOMEM;
-			break;
-		}
-		if ((u32)wr->num_sge > qp->max_recv_sge) {
-			err = -EINVAL;
-			break;
-		}
-		w = sroce_queue_entry(q, prod);
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
-		prod++;
-	}
-	sroce_ring_store_prod(q->hdr, prod);
+	err = sroce_rq_post_kernel(&qp->rq, qp->max_recv_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	if (err)
-		*bad_wr = wr;
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
 		sroce_qp_kick(qp);
 	return err;

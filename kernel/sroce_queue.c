@@ -95,6 +95,74 @@ void sroce_queue_info(const struct sroce_queue *q, struct sroce_ring_info *info)
 	info->stride = q->stride;
 }
 
+/*
+ * Copy the receive WQE at @q's consumer index into @r and validate the
+ * copy (the ring is user memory that may change under us). Returns 0,
+ * -EAGAIN when the ring is empty, or -EIO when the producer index or the
+ * WQE is invalid; then the ring is flagged SROCE_RING_F_ERROR. The slot
+ * is not freed. *@prod_out receives the producer index that was read.
+ */
+int sroce_rq_fetch(struct sroce_queue *q, u32 max_sge, struct sroce_rwqe *r,
+		   u32 *prod_out)
+{
+	const struct sroce_recv_wqe *w;
+	u32 prod, num_sge;
+
+	prod = sroce_ring_load_prod(q->hdr);
+	*prod_out = prod;
+	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+		goto bad;
+	if (prod == q->idx)
+		return -EAGAIN;
+	w = sroce_queue_entry(q, q->idx);
+	r->wr_id = READ_ONCE(w->wr_id);
+	num_sge = READ_ONCE(w->num_sge);
+	if (num_sge > max_sge || num_sge > ARRAY_SIZE(r->sge))
+		goto bad;
+	memcpy(r->sge, w->sge, num_sge * sizeof(*r->sge));
+	r->num_sge = num_sge;
+	r->offset = 0;
+	return 0;
+bad:
+	WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
+	return -EIO;
+}
+
+/*
+ * Post receive WRs of a kernel consumer to @q (a QP's RQ or an SRQ); the
+ * caller serialises producers.
+ */
+int sroce_rq_post_kernel(struct sroce_queue *q, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_recv_wqe *w;
+	int err = 0;
+	u32 prod;
+
+	prod = q->hdr->prod;
+	for (; wr; wr = wr->next) {
+		if (sroce_ring_full(prod, sroce_ring_load_cons(q->hdr),
+				    q->num_entries)) {
+			err = -ENOMEM;
+			break;
+		}
+		if ((u32)wr->num_sge > max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		w = sroce_queue_entry(q, prod);
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+		prod++;
+	}
+	sroce_ring_store_prod(q->hdr, prod);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;

@@ -50,9 +50,18 @@ u32 sroce_qp_mtu(struct sroce_qp *qp)
 	return ib_mtu_enum_to_int(mtu);
 }
 
-/* Which opcodes each QP type may post (IBA 10.7.3 / 11.4.1.1). */
+/*
+ * Which opcodes each QP type may post (IBA 10.7.3 / 11.4.1.1). Memory
+ * operations without a packet (LOCAL_INV, BIND_MW; REG_MR, whose WQE
+ * names a kernel MR and so only kernel consumers may post) run on RC and
+ * UC QPs.
+ */
 static bool sroce_req_opcode_ok(struct sroce_qp *qp, u32 op)
 {
+	if ((op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW ||
+	     (op == IB_WR_REG_MR && !qp->is_user)) &&
+	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC))
+		return true;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
@@ -83,6 +92,10 @@ static u8 sroce_req_kind(u32 op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return SROCE_SWQE_ATOMIC;
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
+	case IB_WR_BIND_MW:
+		return SROCE_SWQE_LOCAL;
 	default:
 		return SROCE_SWQE_SEND;
 	}
@@ -110,6 +123,11 @@ static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	s->wc_opcode = sroce_wr_to_wc_opcode(w->opcode);
 	s->signaled = qp->sig_all || (w->flags & SROCE_WQE_SIGNALED);
 	s->ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	s->local_done = false;
+	if (s->kind == SROCE_SWQE_LOCAL) {
+		s->length = 0;
+		return 0;
+	}
 
 	if (w->flags & SROCE_WQE_INLINE) {
 		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC ||
@@ -355,6 +373,68 @@ static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
 	return true;
 }
 
+/*
+ * Execute a memory operation WQE (no packet). Returns 0 or the completion
+ * status (rdma_rxe's: IB_WC_LOC_QP_OP_ERR for a bad LOCAL_INV or REG_MR,
+ * IB_WC_MW_BIND_ERR for a bad bind).
+ */
+static int sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *s)
+{
+	int err;
+
+	switch (s->w.opcode) {
+	case IB_WR_LOCAL_INV:
+		err = sroce_mr_invalidate(qp, s->w.ex.invalidate_rkey);
+		break;
+	case IB_WR_REG_MR:
+		err = sroce_mr_fast_reg(qp, &s->w);
+		break;
+	case IB_WR_BIND_MW:
+		return sroce_mw_bind(qp, &s->w) ? IB_WC_MW_BIND_ERR : 0;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	return err ? IB_WC_LOC_QP_OP_ERR : 0;
+}
+
+/*
+ * The memory operation at req.idx: executed once (a go-back-N resend that
+ * walks over it again does not repeat it), it takes no PSN and completes
+ * once every WQE before it has (sroce_comp_sent()). False if it failed.
+ */
+static bool sroce_req_do_local(struct sroce_qp *qp, struct sroce_swqe *s)
+{
+	int status;
+
+	/*
+	 * LOCAL_INV waits until every earlier WQE has completed, so that no
+	 * retransmission reads a region after it was invalidated.
+	 */
+	if (!s->local_done && s->w.opcode == IB_WR_LOCAL_INV &&
+	    qp->req.idx != qp->sq.idx) {
+		qp->req.blocked = true;
+		return false;
+	}
+	if (!s->local_done) {
+		status = sroce_req_local(qp, s);
+		s->local_done = true;
+		if (status) {
+			sroce_comp_fail_at(qp, qp->req.idx, status);
+			return false;
+		}
+	}
+	s->first_psn = qp->req.psn;
+	s->npsn = 0;
+	s->sent = 0;
+	s->done = 0;
+	if (qp->req.idx == qp->req.started_end)
+		qp->req.started_end++;
+	qp->req.idx++;
+	sroce_comp_sent(qp);
+	return true;
+}
+
 /* Fail the WQE at req.idx, which was never sent, and stop the QP. */
 static void sroce_req_fail(struct sroce_qp *qp, int status)
 {
@@ -405,6 +485,11 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 			     qp->req.rd_atomic >= max_t(u32, qp->max_rd_atomic, 1))) {
 				qp->req.blocked = true;
 				return false;
+			}
+			if (s->kind == SROCE_SWQE_LOCAL) {
+				if (!sroce_req_do_local(qp, s))
+					return false;
+				continue;
 			}
 			sroce_req_start(qp, s);
 			qp->req.fetched = true;

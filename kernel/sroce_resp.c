@@ -72,34 +72,25 @@ static u8 sroce_resp_ack_syndrome(void)
  * Receive WQEs
  */
 
-/* Make sure a receive WQE is at hand: 0, -EAGAIN (none), -EIO (bad ring). */
+/*
+ * Make sure a receive WQE is at hand: 0, -EAGAIN (none), -EIO (bad ring).
+ * From a QP's own RQ the WQE keeps its slot until it completes; from an
+ * SRQ it is taken out of the ring now (sroce_srq.c).
+ */
 static int sroce_resp_get_wqe(struct sroce_qp *qp)
 {
-	struct sroce_queue *q = &qp->rq;
-	struct sroce_rwqe *r = &qp->resp.rwqe;
-	const struct sroce_recv_wqe *w;
-	u32 prod, num_sge;
+	u32 prod;
+	int err;
 
 	if (qp->resp.have_wqe)
 		return 0;
-	prod = sroce_ring_load_prod(q->hdr);
-	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries)) {
-		WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
-		return -EIO;
-	}
-	if (prod == q->idx)
-		return -EAGAIN;
-	w = sroce_queue_entry(q, q->idx);
-	/* Copy, then validate the copy. */
-	r->wr_id = READ_ONCE(w->wr_id);
-	num_sge = READ_ONCE(w->num_sge);
-	if (num_sge > qp->max_recv_sge) {
-		WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
-		return -EIO;
-	}
-	memcpy(r->sge, w->sge, num_sge * sizeof(*r->sge));
-	r->num_sge = num_sge;
-	r->offset = 0;
+	if (qp->ibqp.srq)
+		err = sroce_srq_take(to_ssrq(qp->ibqp.srq), &qp->resp.rwqe);
+	else
+		err = sroce_rq_fetch(&qp->rq, qp->max_recv_sge,
+				     &qp->resp.rwqe, &prod);
+	if (err)
+		return err;
 	qp->resp.have_wqe = true;
 	return 0;
 }
@@ -115,8 +106,10 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 	cqe->kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp;
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
 	qp->resp.have_wqe = false;
-	q->idx++;
-	sroce_ring_store_cons(q->hdr, q->idx);
+	if (q->hdr) {
+		q->idx++;
+		sroce_ring_store_cons(q->hdr, q->idx);
+	}
 }
 
 static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
@@ -171,6 +164,12 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 		cqe.flags |= SROCE_CQE_F_WITH_IMM;
 		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
 	} else if (flags & SROCE_OPF_IETH) {
+		/* Remote invalidate (IBA 9.4.1.1.5), before the completion. */
+		if (sroce_mr_invalidate(qp, pkt->ieth_rkey)) {
+			/* As rdma_rxe: the receive fails with the QP. */
+			sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
+			return SROCE_RESP_NAK_INV;
+		}
 		cqe.flags |= SROCE_CQE_F_WITH_INV;
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
@@ -182,18 +181,9 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				      u64 len, int access)
 {
-	struct sroce_mr *mr;
-
 	if (!(qp->access_flags & access))
 		return NULL;
-	mr = sroce_mr_get(qp->sdev, rkey);
-	if (!mr)
-		return NULL;
-	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		sroce_mr_put(mr);
-		return NULL;
-	}
-	return mr;
+	return sroce_rkey_get(qp, rkey, va, len, access);
 }
 
 static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
@@ -723,6 +713,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
 	qp->resp.nak_sent = false;
+	qp->resp.last_wqe_sent = false;
 	spin_unlock_bh(&qp->resp_lock);
 	kfree(old);
 	return 0;
@@ -734,6 +725,28 @@ void sroce_resp_cleanup(struct sroce_qp *qp)
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 	qp->resp.res_n = 0;
+}
+
+/*
+ * The WQE an SRQ QP holds is flushed; the SRQ's other WQEs stay for the
+ * other QPs. Then IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.2), once.
+ */
+static void sroce_resp_flush_srq(struct sroce_qp *qp, struct sroce_cqe *cqe)
+{
+	bool last;
+
+	spin_lock_bh(&qp->resp_lock);
+	qp->resp.res_pending = 0;
+	if (qp->resp.have_wqe) {
+		cqe->wr_id = qp->resp.rwqe.wr_id;
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, true);
+		qp->resp.have_wqe = false;
+	}
+	last = !qp->resp.last_wqe_sent;
+	qp->resp.last_wqe_sent = true;
+	spin_unlock_bh(&qp->resp_lock);
+	if (last)
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* Error state: complete the receive WQEs with WR_FLUSH_ERR. */
@@ -749,6 +762,10 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	};
 	u32 prod;
 
+	if (qp->ibqp.srq) {
+		sroce_resp_flush_srq(qp, &cqe);
+		return;
+	}
 	if (!q->hdr)
 		return;
 	spin_lock_bh(&qp->resp_lock);

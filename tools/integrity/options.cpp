@@ -68,6 +68,8 @@ const char usage_text[] =
     "      --retry-cnt N       vanish: QP retry_cnt (0..7, default 5)\n"
     "  -L, --lenient-recv-flush  errors: a receive posted after the QP went to\n"
     "                          ERR may stay pending (rdma_rxe on Linux 6.1)\n"
+    "      --srq               run: this side's receives come from a shared receive\n"
+    "                          queue (ibv_post_srq_recv) instead of the QP's own\n"
     "      --corrupt WHAT      damage one byte before checking it, to show the\n"
     "                          check fails: recv, write, guard, read, atomic\n"
     "  -t, --timeout SEC       limit of every single wait (default 15)\n"
@@ -149,6 +151,7 @@ int parse_options(int argc, char **argv, Options *opt)
 	    {"requester", required_argument, nullptr, 'r'},
 	    {"lenient-recv-flush", no_argument, nullptr, 'L'},
 	    {"corrupt", required_argument, nullptr, 1003},
+	    {"srq", no_argument, nullptr, 1006},
 	    {"ack-timeout", required_argument, nullptr, 1004},
 	    {"retry-cnt", required_argument, nullptr, 1005},
 	    {"timeout", required_argument, nullptr, 't'},
@@ -289,6 +292,9 @@ int parse_options(int argc, char **argv, Options *opt)
 			break;
 		case 'L':
 			opt->lenient_recv_flush = true;
+			break;
+		case 1006:
+			opt->srq = true;
 			break;
 		case 't':
 			if (!number_into(optarg, 1, 3600, &opt->timeout))

@@ -54,6 +54,7 @@ struct Options {
 	uint8_t ack_timeout = 15;
 	uint8_t retry_cnt = 5;
 	bool lenient_recv_flush = false; /* local: see errors.cpp */
+	bool srq = false;                /* local: receives through an SRQ */
 	Corrupt corrupt = Corrupt::none; /* local */
 	bool verbose = false;
 };

@@ -156,6 +156,7 @@ class Traffic
 	Buffer local_, remote_, recv_, words_;
 	Cq scq_, rcq_;
 	MrPtr local_mr_[kMrCopies], recv_mr_[kMrCopies], remote_mr_, words_mr_;
+	SrqPtr srq_; /* --srq; destroyed after qp_ */
 	QpPtr qp_;
 	RemoteMr peer_remote_, peer_words_;
 	Counters c_;
@@ -237,9 +238,21 @@ bool Traffic::make_qp()
 	want.max_send_sge = sge;
 	want.max_recv_sge = sge;
 	want.max_inline_data = o.max_inline;
-	qp_ = create_qp(s_.dev, scq_, rcq_, o.uc ? IBV_QPT_UC : IBV_QPT_RC, want, &got, &why);
+	uint32_t srq_sge = 0;
+	if (o.srq) {
+		srq_ = create_srq(s_.dev, o.batch + 1,
+		                  std::min<uint32_t>(sge, uint32_t(s_.dev.attr.max_srq_sge)),
+		                  &srq_sge, &why);
+		if (!srq_)
+			return s_.give_up(why);
+		log().info("receives through an SRQ (%u SGEs)", srq_sge);
+	}
+	qp_ = create_qp(s_.dev, scq_, rcq_, o.uc ? IBV_QPT_UC : IBV_QPT_RC, want, &got, &why,
+	                srq_.get());
 	if (!qp_)
 		return s_.give_up(why);
+	if (srq_)
+		got.max_recv_sge = srq_sge;
 	send_sge_ = std::max<uint32_t>(1, std::min(sge, got.max_send_sge));
 	recv_sge_ = std::max<uint32_t>(1, std::min(sge, got.max_recv_sge));
 	read_sge_ = std::max<uint32_t>(1, std::min(send_sge_, s_.self.max_sge_rd));
@@ -646,8 +659,11 @@ bool Traffic::post_recvs(const RoundPlan &p, Rng &rng, std::vector<Layout> *lays
 
 		for (size_t j = k; j < k + count; j++)
 			wrs[j].next = j + 1 < k + count ? &wrs[j + 1] : nullptr;
-		if (int err = ibv_post_recv(qp_.get(), &wrs[k], &bad)) {
-			log().fail("round %u: ibv_post_recv of %zu WRs: %s", p.round, count,
+		const int err = srq_ ? ibv_post_srq_recv(srq_.get(), &wrs[k], &bad)
+		                     : ibv_post_recv(qp_.get(), &wrs[k], &bad);
+		if (err) {
+			log().fail("round %u: %s of %zu WRs: %s", p.round,
+			           srq_ ? "ibv_post_srq_recv" : "ibv_post_recv", count,
 			           std::strerror(err));
 			return false;
 		}

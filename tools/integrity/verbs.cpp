@@ -192,16 +192,38 @@ int Cq::wait(ibv_wc *wc, int n, int64_t deadline_ms)
 	}
 }
 
+SrqPtr create_srq(Device &dev, uint32_t max_wr, uint32_t max_sge, uint32_t *granted_sge,
+                  std::string *why)
+{
+	ibv_srq_init_attr ia{};
+
+	ia.attr.max_wr = max_wr;
+	ia.attr.max_sge = max_sge;
+	SrqPtr srq(ibv_create_srq(dev.pd.get(), &ia));
+	if (!srq) {
+		*why = "ibv_create_srq (max_wr " + std::to_string(max_wr) + " max_sge " +
+		       std::to_string(max_sge) + "): " + err_text(errno);
+		return srq;
+	}
+	*granted_sge = ia.attr.max_sge;
+	return srq;
+}
+
 QpPtr create_qp(Device &dev, Cq &send_cq, Cq &recv_cq, ibv_qp_type type, const ibv_qp_cap &want,
-                ibv_qp_cap *granted, std::string *why)
+                ibv_qp_cap *granted, std::string *why, ibv_srq *srq)
 {
 	ibv_qp_init_attr ia{};
 
 	ia.send_cq = send_cq.get();
 	ia.recv_cq = recv_cq.get();
+	ia.srq = srq;
 	ia.qp_type = type;
 	ia.sq_sig_all = 0;
 	ia.cap = want;
+	if (srq) {
+		ia.cap.max_recv_wr = 0;
+		ia.cap.max_recv_sge = 0;
+	}
 	QpPtr qp(ibv_create_qp(dev.pd.get(), &ia));
 
 	if (!qp && want.max_inline_data) {

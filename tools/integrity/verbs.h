@@ -32,6 +32,9 @@ struct ChannelDeleter {
 struct CqDeleter {
 	void operator()(ibv_cq *p) const { ibv_destroy_cq(p); }
 };
+struct SrqDeleter {
+	void operator()(ibv_srq *p) const { ibv_destroy_srq(p); }
+};
 struct QpDeleter {
 	void operator()(ibv_qp *p) const { ibv_destroy_qp(p); }
 };
@@ -41,6 +44,7 @@ using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
 using CompChannelPtr = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
+using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
 
 /* The opened device, its protection domain and the GID we talk from. */
 struct Device {
@@ -120,8 +124,12 @@ struct QpParams {
 	uint8_t max_dest_rd_atomic = 16;
 };
 
+/* @srq: receives come from it (want.max_recv_* are then ignored). */
 QpPtr create_qp(Device &dev, Cq &send_cq, Cq &recv_cq, ibv_qp_type type, const ibv_qp_cap &want,
-                ibv_qp_cap *granted, std::string *why);
+                ibv_qp_cap *granted, std::string *why, ibv_srq *srq = nullptr);
+/* An SRQ of at least @max_wr receives of @max_sge SGEs; *granted_sge set. */
+SrqPtr create_srq(Device &dev, uint32_t max_wr, uint32_t max_sge, uint32_t *granted_sge,
+                  std::string *why);
 /* RESET -> INIT -> RTR -> RTS towards @remote. */
 bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
                 const QpEnd &remote, std::string *why);

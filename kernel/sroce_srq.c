@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: shared receive queues (IBA 10.2.9 and 11.2.3).
+ *
+ * An SRQ is one receive ring, mapped by user space like a QP's RQ, that
+ * the responders of every attached QP consume. A responder takes the WQE at
+ * the ring's consumer index under srq->lock, copies and validates it into
+ * its own struct sroce_rwqe and frees the slot at once: from then on the
+ * WQE belongs to that QP, which completes it (or flushes it) on its own
+ * receive CQ. A QP's private RQ instead keeps its slot until completion.
+ *
+ * The SRQ limit (IBA 11.2.3.3): once armed by modify_srq(IB_SRQ_LIMIT), the
+ * first take that leaves fewer WQEs in the ring than the limit raises
+ * IB_EVENT_SRQ_LIMIT_REACHED and disarms it.
+ *
+ * Resize (IB_SRQ_MAX_WR) allocates a new ring, copies the posted WQEs into
+ * it at the same free-running indices under srq->lock, and swaps rings.
+ * User space learns the new ring through sroce_modify_srq_cmd.resp_addr
+ * (uverbs has no response buffer for MODIFY_SRQ); the provider holds its
+ * own SRQ lock across the call so no WQE is posted to the old ring.
+ */
+#include "sroce.h"
+
+static void sroce_srq_event(struct sroce_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = type,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+static int sroce_srq_check_attr(const struct ib_srq_attr *attr, bool resize)
+{
+	if (attr->max_wr > SROCE_MAX_SRQ_WR)
+		return -EINVAL;
+	if (!resize && attr->max_sge > SROCE_MAX_SRQ_SGE)
+		return -EINVAL;
+	return 0;
+}
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_create_srq_resp resp = {};
+	u32 n, stride;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	err = sroce_srq_check_attr(&init->attr, false);
+	if (err)
+		return err;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	if (atomic_inc_return(&sdev->num_srq) > SROCE_MAX_SRQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	srq->sdev = sdev;
+	srq->is_user = !!udata;
+	spin_lock_init(&srq->lock);
+	spin_lock_init(&srq->post_lock);
+	/* srq_limit of the create attributes is not armed (IBA 11.2.3.1). */
+	srq->limit = 0;
+	n = sroce_ring_entries_for(init->attr.max_wr, SROCE_MAX_SRQ_WR);
+	stride = sroce_recv_wqe_stride(max_t(u32, init->attr.max_sge, 1));
+	err = sroce_queue_init(sdev, &srq->rq, udata, n, stride);
+	if (err)
+		goto err_count;
+	srq->max_sge = min_t(u32, sroce_recv_wqe_sge_room(stride),
+			     SROCE_MAX_SRQ_SGE);
+	err = xa_alloc_cyclic_irq(&sdev->srq_xa, &srq->srq_num, srq,
+				  XA_LIMIT(1, SROCE_MAX_SRQ), &sdev->srq_next,
+				  GFP_KERNEL);
+	if (err < 0)
+		goto err_queue;
+
+	if (udata) {
+		sroce_queue_info(&srq->rq, &resp.rq);
+		resp.srq_num = srq->srq_num;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err)
+			goto err_xa;
+	}
+	init->attr.max_wr = n;
+	init->attr.max_sge = srq->max_sge;
+	sroce_dbg(sdev, "srq %u created, %u entries\n", srq->srq_num, n);
+	return 0;
+
+err_xa:
+	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
+err_queue:
+	sroce_queue_cleanup(&srq->rq);
+err_count:
+	atomic_dec(&sdev->num_srq);
+	return err;
+}
+
+/*
+ * Replace the ring with one of @num_entries, keeping the posted WQEs and
+ * their indices. For a user SRQ the new ring's location is copied to
+ * @resp_addr before the swap, so a failed copy leaves the SRQ unchanged.
+ */
+static int sroce_srq_resize(struct sroce_srq *srq, u32 num_entries,
+			    struct ib_udata *udata, u64 resp_addr)
+{
+	struct sroce_queue fresh, old;
+	struct sroce_create_srq_resp resp = {};
+	unsigned long flags;
+	u32 prod, i;
+	int err;
+
+	err = sroce_queue_init(srq->sdev, &fresh, udata, num_entries,
+			       srq->rq.stride);
+	if (err)
+		return err;
+	if (udata) {
+		sroce_queue_info(&fresh, &resp.rq);
+		resp.srq_num = srq->srq_num;
+		if (copy_to_user(u64_to_user_ptr(resp_addr), &resp,
+				 sizeof(resp))) {
+			sroce_queue_cleanup(&fresh);
+			return -EFAULT;
+		}
+	}
+
+	spin_lock_irqsave(&srq->post_lock, flags);
+	spin_lock(&srq->lock);
+	prod = sroce_ring_load_prod(srq->rq.hdr);
+	if (!sroce_ring_prod_valid(prod, srq->rq.idx, srq->rq.num_entries) ||
+	    prod - srq->rq.idx > num_entries) {
+		err = -EINVAL;
+	} else {
+		for (i = srq->rq.idx; i != prod; i++)
+			memcpy(sroce_queue_entry(&fresh, i),
+			       sroce_queue_entry(&srq->rq, i), fresh.stride);
+		fresh.idx = srq->rq.idx;
+		fresh.hdr->cons = srq->rq.idx;
+		sroce_ring_store_prod(fresh.hdr, prod);
+		old = srq->rq;
+		srq->rq = fresh;
+		fresh = old;
+	}
+	spin_unlock(&srq->lock);
+	spin_unlock_irqrestore(&srq->post_lock, flags);
+	/* The ring not in use: the old one, or the new one on failure. */
+	sroce_queue_cleanup(&fresh);
+	return err;
+}
+
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_modify_srq_cmd cmd = {};
+	u32 n;
+	int err;
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen) {
+		err = ib_copy_from_udata(&cmd, udata,
+					 min(udata->inlen, sizeof(cmd)));
+		if (err)
+			return err;
+	}
+	err = sroce_srq_check_attr(attr, true);
+	if (err && (mask & IB_SRQ_MAX_WR))
+		return err;
+
+	if (mask & IB_SRQ_MAX_WR) {
+		if (udata && !cmd.resp_addr)
+			return -EINVAL;
+		n = sroce_ring_entries_for(attr->max_wr, SROCE_MAX_SRQ_WR);
+		if (!n)
+			return -EINVAL;
+		if (n != srq->rq.num_entries) {
+			err = sroce_srq_resize(srq, n, udata, cmd.resp_addr);
+			if (err)
+				return err;
+		} else if (udata) {
+			struct sroce_create_srq_resp keep = {};
+
+			/* rq.size 0: the ring was kept. */
+			if (copy_to_user(u64_to_user_ptr(cmd.resp_addr), &keep,
+					 sizeof(keep)))
+				return -EFAULT;
+		}
+	}
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->rq.num_entries)
+			return -EINVAL;
+		spin_lock_bh(&srq->lock);
+		srq->limit = attr->srq_limit;
+		spin_unlock_bh(&srq->lock);
+	}
+	return 0;
+}
+
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	spin_lock_bh(&srq->lock);
+	attr->max_wr = srq->rq.num_entries;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	spin_unlock_bh(&srq->lock);
+	return 0;
+}
+
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_dev *sdev = srq->sdev;
+
+	/* ib_core refuses while QPs are attached: no responder uses it. */
+	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
+	sroce_queue_cleanup(&srq->rq);
+	atomic_dec(&sdev->num_srq);
+	sroce_dbg(sdev, "srq %u destroyed\n", srq->srq_num);
+	return 0;
+}
+
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	/* User SRQs are posted to through the mapped ring only. */
+	if (srq->is_user) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&srq->post_lock, flags);
+	err = sroce_rq_post_kernel(&srq->rq, srq->max_sge, wr, bad_wr);
+	spin_unlock_irqrestore(&srq->post_lock, flags);
+	return err;
+}
+
+/*
+ * Take the next receive WQE of @srq for a responder: 0, -EAGAIN (none
+ * posted) or -EIO (user space broke the ring). Softirq or process context.
+ */
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *r)
+{
+	bool limit_hit = false;
+	u32 prod;
+	int err;
+
+	spin_lock(&srq->lock);
+	err = sroce_rq_fetch(&srq->rq, srq->max_sge, r, &prod);
+	if (!err) {
+		srq->rq.idx++;
+		sroce_ring_store_cons(srq->rq.hdr, srq->rq.idx);
+		if (srq->limit && prod - srq->rq.idx < srq->limit) {
+			srq->limit = 0;
+			limit_hit = true;
+		}
+	}
+	spin_unlock(&srq->lock);
+	if (limit_hit)
+		sroce_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	return err;
+}
