@@ -10,6 +10,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh
 . "$(dirname "$0")/lib/perftest.sh"
+# perf_matrix.sh and the benchmark cover rxe-rxe.
+rig_suites sroce-sroce sroce-rxe rxe-sroce
 
 rig_require_peer
 rig_require_cmd ib_atomic_bw

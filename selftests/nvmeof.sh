@@ -17,6 +17,8 @@
 # timeout: 150
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+# A kernel ULP over sroce, as target/server and as host/client.
+rig_suites sroce-sroce sroce-rxe rxe-sroce
 
 rig_require_peer
 rig_setup_dev

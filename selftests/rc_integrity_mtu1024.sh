@@ -9,6 +9,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# Traffic goes both ways in one run: the rxe-sroce suite would repeat it. rxe-rxe runs rc_integrity.sh.
+rig_suites sroce-sroce sroce-rxe
 
 integ_init
 integ_pair ipv4-mtu1024 90 4 18612 run --mtu 1024 --rounds 48

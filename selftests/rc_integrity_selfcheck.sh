@@ -12,6 +12,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# Checks the checker, not a device: one suite is enough.
+rig_suites sroce-sroce
 
 integ_init
 integ_run corrupt-write 60 4 18618 run --rounds 8 --ops write,send --corrupt write

@@ -12,6 +12,8 @@
 # timeout: 240
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+# Traffic goes both ways in one run: the rxe-sroce suite would repeat it.
+rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 rig_require_peer
 rig_require_cmd ibv_rc_pingpong

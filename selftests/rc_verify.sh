@@ -10,6 +10,8 @@
 # timeout: 240
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+# Traffic goes both ways in one run: the rxe-sroce suite would repeat it.
+rig_suites sroce-sroce sroce-rxe
 
 rig_require_peer
 [ -x /usr/bin/python3 ] || rig_skip "no /usr/bin/python3"

@@ -18,6 +18,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh
 . "$(dirname "$0")/lib/pingpong.sh"
+# Traffic goes both ways in one run: the rxe-sroce suite would repeat it.
+rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 rig_require_peer
 rig_require_cmd ibv_srq_pingpong

@@ -9,6 +9,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh
 . "$(dirname "$0")/lib/perftest.sh"
+# The link baseline does not depend on the RDMA devices.
+rig_suites sroce-sroce
 
 rig_require_peer
 rig_require_cmd iperf3

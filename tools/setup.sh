@@ -22,13 +22,15 @@ set -euo pipefail
 # googletest, rdma-core headers). Linting: sparse, clang-format, shellcheck,
 # checkpatch (linux-source). Guests: qemu, busybox-static, a Debian kernel,
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
-# from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump).
+# from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
+# the NFS server and client for nfs_rdma.sh, openssl for test patterns).
 PACKAGES=(
 	build-essential libelf-dev
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	cmake g++ pkg-config googletest libgtest-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
+	nfs-kernel-server openssl
 	sparse clang-format shellcheck
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
 	procps util-linux coreutils gawk

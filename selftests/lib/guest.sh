@@ -48,6 +48,22 @@ rig_skip() {
 	exit "$KSFT_SKIP"
 }
 
+# rig_suites SUITE...: run only in these suites of the test command, where
+# running it in the others would repeat the same coverage (a test whose
+# traffic already goes both ways, a device-free check, a link baseline).
+# Elsewhere the test is skipped, naming the suites that run it. Runs
+# everywhere outside a suite run (RIG_SUITE unset or "local") and with
+# RIG_ALL_SUITES=1 (tools/vm/suite.sh -e RIG_ALL_SUITES=1).
+rig_suites() {
+	local s
+	[ "${RIG_ALL_SUITES:-0}" = 1 ] && return 0
+	case "${RIG_SUITE:-local}" in local) return 0 ;; esac
+	for s; do
+		[ "$s" = "$RIG_SUITE" ] && return 0
+	done
+	rig_skip "covered by suites $*"
+}
+
 rig_is_a() { [ "$RIG_ROLE" = a ]; }
 rig_is_b() { [ "$RIG_ROLE" = b ]; }
 
