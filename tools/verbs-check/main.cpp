@@ -25,6 +25,8 @@ static const char usage_text[] =
     "      invalid arguments fail with the expected errno\n"
     "  hold DEV SECONDS [--expect-removal]\n"
     "      keep a context with PD, MR, CQ and QP open; report device removal\n"
+    "  srq DEV [--gid-index I]\n"
+    "      SRQ limit event, resize with receives posted, SRQ rules (loopback)\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
 	    {"objects", vc::cmd_objects},
 	    {"invalid", vc::cmd_invalid},
 	    {"hold", vc::cmd_hold},
+	    {"srq", vc::cmd_srq},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */

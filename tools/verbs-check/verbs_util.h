@@ -45,6 +45,10 @@ template <> inline const char *object_name<ibv_ah>()
 {
 	return "AH";
 }
+template <> inline const char *object_name<ibv_srq>()
+{
+	return "SRQ";
+}
 template <> inline const char *object_name<ibv_comp_channel>()
 {
 	return "completion channel";
