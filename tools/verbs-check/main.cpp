@@ -109,10 +109,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*run)(int, char **);
 	} commands[] = {
-	    {"devinfo", vc::cmd_devinfo},
-	    {"objects", vc::cmd_objects},
-	    {"invalid", vc::cmd_invalid},
-	    {"hold", vc::cmd_hold},
+	    {"devinfo", vc::cmd_devinfo}, {"objects", vc::cmd_objects},
+	    {"invalid", vc::cmd_invalid}, {"hold", vc::cmd_hold},
 	    {"srq", vc::cmd_srq},
 	};
 
