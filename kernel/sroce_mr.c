@@ -265,6 +265,35 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/*
+ * ibv_rereg_mr(). A new translation (IB_MR_REREG_TRANS) is a new region:
+ * it is registered as one and returned, and ib_core swaps it in and
+ * deregisters the old one (so the keys change, as the verb allows). A new
+ * PD (ib_core updates ibmr.pd) or access alone changes the region in
+ * place; data-path checks read both at every access.
+ */
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr->kind != SROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (access & ~SROCE_USER_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_TRANS)
+		return sroce_reg_user_mr(pd, start, length, iova, access, udata);
+	if (atomic_read(&mr->num_mw))
+		return ERR_PTR(-EBUSY);
+	WRITE_ONCE(mr->access, access);
+	return NULL;
+}
+
 struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			     u32 max_num_sg)
 {

@@ -123,6 +123,14 @@ void cqe_to_wc(const sroce_cqe &cqe, ibv_wc *wc);
  */
 int cq_poll(Cq &cq, int num_entries, ibv_wc *wc);
 
+/*
+ * Drops the completions of QP @qpn from @cq, keeping the others in order:
+ * a QP that goes to RESET leaves nothing behind in its CQs (what hardware
+ * providers do, and what rdma-core's tests expect of a QP restarted after
+ * an error).
+ */
+void cq_clean(Cq &cq, uint32_t qpn);
+
 /* The uflags value after a request: ARM_NEXT is never weakened to SOLICITED. */
 uint32_t cq_arm_value(uint32_t current, bool solicited_only);
 /* Arms the CQ of @ring: stores the new uflags value, then a full barrier. */

@@ -322,4 +322,33 @@ void cq_ex_set_ops(ibv_cq_ex *cq_ex, uint64_t wc_flags)
 		cq_ex->read_dlid_path_bits = ex_read_dlid_path_bits;
 }
 
+/*
+ * The kernel only writes at prod and beyond, so entries in [cons, prod)
+ * are ours to move: walking down from prod, kept entries slide up over
+ * the dropped ones and cons advances past the freed slots.
+ */
+void cq_clean(Cq &cq, uint32_t qpn)
+{
+	SpinGuard guard(cq.lock);
+	ConsumerRing &r = cq.cq;
+	uint32_t prod, freed = 0;
+
+	if (!r.ring.present() || !cq_available(r, &prod))
+		return;
+	for (uint32_t i = prod; i != r.cons;) {
+		sroce_cqe e;
+
+		i--;
+		copy_cqe(r.ring, i, &e);
+		if (e.qp_num == qpn)
+			freed++;
+		else if (freed)
+			memcpy(r.ring.entry(i + freed), &e, sizeof(e));
+	}
+	if (freed) {
+		r.cons += freed;
+		r.ring.store_cons(r.cons);
+	}
+}
+
 } /* namespace sroce */

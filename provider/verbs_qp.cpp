@@ -204,9 +204,18 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr)
 int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask)
 {
 	struct ibv_modify_qp cmd;
+	int err;
 
 	memset(&cmd, 0, sizeof(cmd));
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	/* The kernel has stopped the QP's data path: nothing more arrives. */
+	if (!err && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		if (ibqp->recv_cq)
+			cq_clean(*to_cq(ibqp->recv_cq), ibqp->qp_num);
+		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+			cq_clean(*to_cq(ibqp->send_cq), ibqp->qp_num);
+	}
+	return err;
 }
 
 int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask, ibv_qp_init_attr *init_attr)
