@@ -348,6 +348,7 @@ struct sroce_srq {
 	struct sroce_queue rq;
 	u32 max_sge;
 	u32 limit;		/* armed SRQ limit; 0: not armed */
+	bool error;		/* IB_EVENT_SRQ_ERR raised */
 	u32 srq_num;
 };
 
@@ -548,6 +549,7 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 bool sroce_qp_to_error(struct sroce_qp *qp);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+void sroce_qp_ring_error(struct sroce_qp *qp);
 u8 sroce_wr_to_wc_opcode(u32 wr_opcode);
 
 /* ------------------------------------------------------------------------

@@ -351,6 +351,19 @@ void sroce_qp_fatal(struct sroce_qp *qp)
 		sroce_qp_kick(qp);
 }
 
+/*
+ * User space broke a ring of @qp (an impossible index): no completion can
+ * report that, so besides the error state the consumer gets the affiliated
+ * asynchronous event IB_EVENT_QP_FATAL (IBA 11.6.3.1).
+ */
+void sroce_qp_ring_error(struct sroce_qp *qp)
+{
+	if (sroce_qp_to_error(qp)) {
+		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
+		sroce_qp_kick(qp);
+	}
+}
+
 int sroce_qp_data_init(struct sroce_qp *qp)
 {
 	int err;

@@ -467,7 +467,7 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 				if (!sroce_req_more(qp, &prod)) {
 					if (READ_ONCE(qp->sq.hdr->kflags) &
 					    SROCE_RING_F_ERROR)
-						sroce_qp_fatal(qp);
+						sroce_qp_ring_error(qp);
 					return false;
 				}
 				status = sroce_req_fetch(qp, qp->req.idx);

@@ -89,6 +89,8 @@ static int sroce_resp_get_wqe(struct sroce_qp *qp)
 	else
 		err = sroce_rq_fetch(&qp->rq, qp->max_recv_sge,
 				     &qp->resp.rwqe, &prod);
+	if (err == -EIO && !qp->ibqp.srq)
+		sroce_qp_ring_error(qp);
 	if (err)
 		return err;
 	qp->resp.have_wqe = true;

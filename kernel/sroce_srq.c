@@ -272,5 +272,10 @@ int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *r)
 	spin_unlock(&srq->lock);
 	if (limit_hit)
 		sroce_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	/* A broken ring (IBA 11.6.3.1: SRQ catastrophic error), once. */
+	if (err == -EIO && !srq->error) {
+		srq->error = true;
+		sroce_srq_event(srq, IB_EVENT_SRQ_ERR);
+	}
 	return err;
 }

@@ -20,6 +20,7 @@ int cmd_objects(int argc, char **argv);
 int cmd_invalid(int argc, char **argv);
 int cmd_hold(int argc, char **argv);
 int cmd_srq(int argc, char **argv);
+int cmd_qkey(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

@@ -25,6 +25,8 @@ static const char usage_text[] =
     "      invalid arguments fail with the expected errno\n"
     "  hold DEV SECONDS [--expect-removal]\n"
     "      keep a context with PD, MR, CQ and QP open; report device removal\n"
+    "  qkey DEV [--gid-index I] [--no-own-qkey]\n"
+    "      UD Q_Key checks, the QP's own Q_Key, controlled Q_Keys (loopback)\n"
     "  srq DEV [--gid-index I]\n"
     "      SRQ limit event, resize with receives posted, SRQ rules (loopback)\n"
     "\n"
@@ -111,7 +113,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 	    {"devinfo", vc::cmd_devinfo}, {"objects", vc::cmd_objects},
 	    {"invalid", vc::cmd_invalid}, {"hold", vc::cmd_hold},
-	    {"srq", vc::cmd_srq},
+	    {"srq", vc::cmd_srq},         {"qkey", vc::cmd_qkey},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
