@@ -19,7 +19,7 @@ rig_suites sroce-sroce rxe-rxe
 
 vc=${SROCE_VERBS_CHECK:-$RIG_REPO/build/tools/verbs-check/sroce-verbs-check}
 if [ "${RIG_NGUESTS:-1}" = 2 ] && rig_is_b; then
-	rig_wait done "${RIG_TEST_TIMEOUT:-90}" >/dev/null || true
+	rig_wait qkey-done "${RIG_TEST_TIMEOUT:-90}" >/dev/null || true
 	exit 0
 fi
 [ -x "$vc" ] || rig_skip "no $vc (cmake --build build)"
@@ -39,6 +39,6 @@ rig_run 60 setpriv --reuid=65534 --regid=65534 --clear-groups -- "$vc" qkey "$RI
 	>"$RIG_TEST_OUT/nobody.log" 2>&1 || rcu=$?
 sed 's/^/    /' "$RIG_TEST_OUT/nobody.log"
 grep -q '^PASS privileged.user' "$RIG_TEST_OUT/nobody.log" || rcu=1
-rig_signal done
+rig_signal qkey-done
 [ "$rc" = 0 ] || rig_fail "Q_Key checks as root failed"
 [ "$rcu" = 0 ] || rig_fail "Q_Key checks as an unprivileged user failed"
