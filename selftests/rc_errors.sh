@@ -15,7 +15,12 @@
 #     IBV_WC_LOC_LEN_ERR;
 #   SEND with no receive and rnr_retry 0: IBV_WC_RNR_RETRY_EXC_ERR;
 #   SEND with the receive posted 1 s late and rnr_retry 7: success;
-#   SEND with a bogus lkey: IBV_WC_LOC_PROT_ERR.
+#   SEND with a bogus lkey: IBV_WC_LOC_PROT_ERR;
+#   RDMA WRITE through a memory window the responder has unbound (type 1)
+#     or invalidated with LOCAL_INV (type 2), or that a SEND with
+#     Invalidate from the requester invalidated (type 2; a WRITE through it
+#     before succeeds and lands, the receive reports the invalidated rkey):
+#     IBV_WC_REM_ACCESS_ERR.
 # After each error the requester's QP must be in ERR (ibv_query_qp), the
 # SEND behind the bad request and a SEND and a receive posted afterwards
 # must complete with IBV_WC_WR_FLUSH_ERR; the responder's QP must be in ERR

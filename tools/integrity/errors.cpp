@@ -18,6 +18,19 @@
  *   rnr_limit         IBV_WC_RNR_RETRY_EXC_ERR ERR          RTS
  *   rnr_stream        IBV_WC_SUCCESS (all)    RTS           RTS
  *   loc_prot          IBV_WC_LOC_PROT_ERR     ERR           RTS
+ *   mw1_unbound       IBV_WC_REM_ACCESS_ERR   ERR           ERR
+ *   mw2_local_inv     IBV_WC_REM_ACCESS_ERR   ERR           ERR
+ *   mw2_remote_inv    IBV_WC_REM_ACCESS_ERR   ERR           ERR
+ *
+ * Memory windows (the responder binds them over its region on the case's
+ * QP, then tells the requester the window's rkey and address): mw1_unbound
+ * writes through a type 1 window the responder has bound and unbound again
+ * (a zero-length bind); mw2_local_inv through a type 2 window the
+ * responder has bound and invalidated with IBV_WR_LOCAL_INV. mw2_remote_inv
+ * first writes 64 bytes through a bound type 2 window (must succeed, and
+ * the responder checks they landed), then sends a SEND with Invalidate
+ * naming the window (must succeed; the responder's receive reports
+ * IBV_WC_WITH_INV and the rkey), then writes through it again: refused.
  *
  * rnr_limit: rnr_retry 3 and an RNR timer of 40.96 ms, no receive ever:
  * the requester must wait the timer before each of its 3 retries, so the
@@ -78,6 +91,9 @@ enum class Case : uint8_t {
 	rnr_limit,
 	rnr_stream,
 	loc_prot,
+	mw1_unbound,
+	mw2_local_inv,
+	mw2_remote_inv,
 	count,
 };
 
@@ -124,7 +140,25 @@ constexpr CaseSpec kSpecs[kCases] = {
     /* rxe 6.1: an lkey lookup failure is a local QP operation error */
     {"loc_prot", "SEND with a bogus lkey", IBV_WC_LOC_PROT_ERR, IBV_WC_LOC_QP_OP_ERR, true, false,
      2, false},
+    {"mw1_unbound", "RDMA WRITE through a type 1 window after it was unbound",
+     IBV_WC_REM_ACCESS_ERR, -1, true, true, 2, false},
+    {"mw2_local_inv", "RDMA WRITE through a type 2 window after LOCAL_INV", IBV_WC_REM_ACCESS_ERR,
+     -1, true, true, 2, false},
+    {"mw2_remote_inv",
+     "RDMA WRITE through a type 2 window after a SEND with Invalidate of it (a WRITE before "
+     "succeeds)",
+     IBV_WC_REM_ACCESS_ERR, -1, true, true, 2, false},
 };
+
+constexpr bool is_mw_case(Case c)
+{
+	return c == Case::mw1_unbound || c == Case::mw2_local_inv || c == Case::mw2_remote_inv;
+}
+
+/* The window: one page of the responder's full_ region, remote write. */
+constexpr uint32_t kMwOffset = 4096;
+constexpr uint32_t kMwLen = 4096;
+constexpr uint32_t kMwWrite = 64;
 
 constexpr uint32_t kMrBytes = 128 * 1024;
 constexpr uint32_t kSmallRecv = 64;
@@ -219,7 +253,16 @@ enum : uint64_t {
 	kWrFollow = 2,
 	kWrAfter = 3,
 	kWrRecvAfter = 4,
+	kWrMwBind = 5,
+	kWrMwInv = 6,
+	kWrMwGood = 7,
+	kWrMwSendInv = 8,
 };
+
+struct MwDeleter {
+	void operator()(ibv_mw *p) const { ibv_dealloc_mw(p); }
+};
+using MwPtr = std::unique_ptr<ibv_mw, MwDeleter>;
 
 class ErrorCases
 {
@@ -236,8 +279,10 @@ class ErrorCases
 	struct Pair {
 		Cq scq, rcq;
 		QpPtr qp;
+		MwPtr mw; /* after qp: deallocated first */
 		QpEnd theirs;
 		std::vector<RemoteMr> peer_mrs; /* full, no_write, no_read */
+		RemoteMr window;                /* mw cases: the peer's window */
 	};
 
 	bool make_pair(Case c, Pair *p, std::string *why);
@@ -263,13 +308,22 @@ class ErrorCases
 	void check_stream_recv(const ibv_wc &wc, uint32_t op, uint32_t slot);
 	void check_rnr_wait(int64_t ms);
 	void check_responder(Case c, Pair &p, bool sent);
+	/* mw2_remote_inv: the receive of the SEND with Invalidate, the WRITE. */
+	void check_send_inv(Pair &p);
 	bool requester_half(Case c, Pair &p);
+	/* Responder: bind (and unbind or invalidate) the case's window. */
+	bool mw_prepare(Case c, Pair &p, RemoteMr *window);
+	/* Post one memory-window WR on the responder's QP and reap it. */
+	bool mw_post(Pair &p, ibv_send_wr &wr, const char *what);
+	/* Requester, mw2_remote_inv: the good WRITE and the SEND with Invalidate. */
+	bool mw_before(Pair &p);
 	bool responder_half(Case c, Pair &p);
 	const std::string &tag() const { return tag_; }
 
 	Session &s_;
 	Buffer full_, no_write_, no_read_, local_, recv_;
 	MrPtr full_mr_, no_write_mr_, no_read_mr_, local_mr_, recv_mr_;
+	MrPtr mw_mr_; /* full_ again, with MW_BIND: the windows' region */
 	std::string tag_;
 	uint32_t salt_ = 0;
 	/* Ranges of full_ that the case wrote on purpose (checked apart). */
@@ -300,8 +354,126 @@ bool ErrorCases::setup()
 		local_mr_ = reg_mr(pd, local_, local, &why);
 	if (local_mr_)
 		recv_mr_ = reg_mr(pd, recv_, local, &why);
-	if (!recv_mr_)
+	if (recv_mr_)
+		mw_mr_ = reg_mr(pd, full_, local | IBV_ACCESS_MW_BIND, &why);
+	if (!mw_mr_)
 		return s_.give_up(why);
+	return true;
+}
+
+bool ErrorCases::mw_post(Pair &p, ibv_send_wr &wr, const char *what)
+{
+	ibv_send_wr *bad = nullptr;
+	ibv_wc wc{};
+
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (int err = ibv_post_send(p.qp.get(), &wr, &bad)) {
+		log().fail("%s: ibv_post_send of %s: %s", tag().c_str(), what, std::strerror(err));
+		return false;
+	}
+	if (!wait_wc(p.scq, &wc, s_.deadline()) || wc.status != IBV_WC_SUCCESS ||
+	    wc.wr_id != wr.wr_id) {
+		log().fail("%s: %s did not complete with IBV_WC_SUCCESS (%s)", tag().c_str(), what,
+		           wc_status_name(wc.status));
+		return false;
+	}
+	return true;
+}
+
+bool ErrorCases::mw_prepare(Case c, Pair &p, RemoteMr *window)
+{
+	const bool type1 = c == Case::mw1_unbound;
+	ibv_mw_bind_info info{};
+	ibv_send_wr wr{};
+
+	p.mw.reset(ibv_alloc_mw(s_.dev.pd.get(), type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2));
+	if (!p.mw) {
+		log().fail("%s: ibv_alloc_mw type %d: %s", tag().c_str(), type1 ? 1 : 2,
+		           std::strerror(errno));
+		return false;
+	}
+	info.mr = mw_mr_.get();
+	info.addr = full_.addr() + kMwOffset;
+	info.length = kMwLen;
+	info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (type1) {
+		ibv_mw_bind bind{};
+
+		bind.wr_id = kWrMwBind;
+		bind.send_flags = IBV_SEND_SIGNALED;
+		bind.bind_info = info;
+		ibv_wc wc{};
+		if (int err = ibv_bind_mw(p.qp.get(), p.mw.get(), &bind)) {
+			log().fail("%s: ibv_bind_mw: %s", tag().c_str(), std::strerror(err));
+			return false;
+		}
+		if (!wait_wc(p.scq, &wc, s_.deadline()) || wc.status != IBV_WC_SUCCESS) {
+			log().fail("%s: the bind completed with %s", tag().c_str(),
+			           wc_status_name(wc.status));
+			return false;
+		}
+		*window = {info.addr, p.mw->rkey, kMwLen};
+		/* Unbind: a zero-length bind (ibv_bind_mw(3)). */
+		bind.bind_info.length = 0;
+		bind.bind_info.mw_access_flags = 0;
+		if (int err = ibv_bind_mw(p.qp.get(), p.mw.get(), &bind)) {
+			log().fail("%s: ibv_bind_mw (unbind): %s", tag().c_str(),
+			           std::strerror(err));
+			return false;
+		}
+		if (!wait_wc(p.scq, &wc, s_.deadline()) || wc.status != IBV_WC_SUCCESS) {
+			log().fail("%s: the unbind completed with %s", tag().c_str(),
+			           wc_status_name(wc.status));
+			return false;
+		}
+		return true;
+	}
+	wr.wr_id = kWrMwBind;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = p.mw.get();
+	wr.bind_mw.rkey = ibv_inc_rkey(p.mw->rkey);
+	wr.bind_mw.bind_info = info;
+	if (!mw_post(p, wr, "IBV_WR_BIND_MW (type 2)"))
+		return false;
+	*window = {info.addr, wr.bind_mw.rkey, kMwLen};
+	if (c != Case::mw2_local_inv)
+		return true;
+	wr = {};
+	wr.wr_id = kWrMwInv;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = window->rkey;
+	return mw_post(p, wr, "IBV_WR_LOCAL_INV of the window");
+}
+
+bool ErrorCases::mw_before(Pair &p)
+{
+	ibv_sge sge = {local_.addr(), kMwWrite, local_mr_->lkey};
+	ibv_sge sge_inv = {local_.addr() + 8192, kGoodSend, local_mr_->lkey};
+	ibv_send_wr wr[2] = {}, *bad = nullptr;
+
+	wr[0].wr_id = kWrMwGood;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].wr.rdma.remote_addr = p.window.addr;
+	wr[0].wr.rdma.rkey = p.window.rkey;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = kWrMwSendInv;
+	wr[1].sg_list = &sge_inv;
+	wr[1].num_sge = 1;
+	wr[1].opcode = IBV_WR_SEND_WITH_INV;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	wr[1].invalidate_rkey = p.window.rkey;
+	Rng(stream_key(s_.opt.seed, Stream::err_data, unsigned(Case::mw2_remote_inv)))
+	    .fill(local_.data(), 4096);
+	if (int err = ibv_post_send(p.qp.get(), wr, &bad)) {
+		log().fail("%s: ibv_post_send of the WRITE and SEND with Invalidate: %s",
+		           tag().c_str(), std::strerror(err));
+		return false;
+	}
+	expect_wc(p.scq, kWrMwGood, IBV_WC_SUCCESS, -1, "the WRITE through the bound window");
+	expect_wc(p.scq, kWrMwSendInv, IBV_WC_SUCCESS, -1, "the SEND with Invalidate");
 	return true;
 }
 
@@ -443,6 +615,13 @@ int ErrorCases::post_bad(Case c, Pair &p)
 	case Case::loc_prot:
 		wr[0].opcode = IBV_WR_SEND;
 		sge.lkey = local_mr_->lkey ^ 0x5a;
+		break;
+	case Case::mw1_unbound:
+	case Case::mw2_local_inv:
+	case Case::mw2_remote_inv:
+		wr[0].opcode = IBV_WR_RDMA_WRITE;
+		wr[0].wr.rdma.remote_addr = p.window.addr + kMwWrite;
+		wr[0].wr.rdma.rkey = p.window.rkey;
 		break;
 	default:
 		break;
@@ -865,7 +1044,16 @@ bool ErrorCases::requester_half(Case c, Pair &p)
 
 	if (!s_.chan.recv(MsgType::ready, &buf, s_.peer_timeout_ms(), &why))
 		return s_.give_up(tag_ + ": " + why);
-	const bool sent = requester(c, p);
+	if (is_mw_case(c)) {
+		Reader rd(buf);
+
+		p.window.addr = rd.u64();
+		p.window.rkey = rd.u32();
+		p.window.len = kMwLen;
+	}
+	if (c == Case::mw2_remote_inv && !mw_before(p))
+		return s_.give_up(tag_ + ": the WRITE before the invalidation failed to post");
+	const bool sent = is_mw_case(c) && !p.window.rkey ? false : requester(c, p);
 	Writer w;
 
 	w.u32(uint32_t(log().failures() - failures_before)).u8(sent);
@@ -882,6 +1070,44 @@ bool ErrorCases::requester_half(Case c, Pair &p)
 	failed_ += !pass;
 	log().info("%s %s: %s", pass ? "PASS" : "FAIL", tag().c_str(), spec.what);
 	return true;
+}
+
+void ErrorCases::check_send_inv(Pair &p)
+{
+	std::vector<uint8_t> want(4096);
+	ibv_wc wc{};
+
+	if (!wait_wc(p.rcq, &wc, s_.deadline())) {
+		log().fail("%s: no receive completion for the SEND with Invalidate", tag().c_str());
+		return;
+	}
+	/*
+	 * rdma_rxe 6.1 writes the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into
+	 * user CQEs, which libibverbs reads as IBV_WC_IP_CSUM_OK: taken too,
+	 * with the rkey, and reported.
+	 */
+	const bool rxe_flag = !(wc.wc_flags & IBV_WC_WITH_INV) && (wc.wc_flags & IBV_WC_IP_CSUM_OK);
+	if (rxe_flag)
+		log().info("%s: the SEND with Invalidate's receive has flags %#x (rdma_rxe 6.1's "
+		           "value for IB_WC_WITH_INVALIDATE)",
+		           tag().c_str(), unsigned(wc.wc_flags));
+	if (wc.wr_id != 1 || wc.status != IBV_WC_SUCCESS ||
+	    !((wc.wc_flags & IBV_WC_WITH_INV) || rxe_flag) ||
+	    wc.invalidated_rkey != p.window.rkey || wc.byte_len != kGoodSend)
+		log().fail("%s: the SEND with Invalidate arrived as wr_id %" PRIu64
+		           " %s, %u bytes, "
+		           "flags %#x, rkey %#x (want IBV_WC_WITH_INV of %#x)",
+		           tag().c_str(), wc.wr_id, wc_status_name(wc.status), wc.byte_len,
+		           unsigned(wc.wc_flags), wc.invalidated_rkey, p.window.rkey);
+	else
+		log().info("%s: receive of the SEND with Invalidate: IBV_WC_WITH_INV, rkey %#x",
+		           tag().c_str(), wc.invalidated_rkey);
+	/* The WRITE through the window before it, byte for byte. */
+	Rng(stream_key(s_.opt.seed, Stream::err_data, unsigned(Case::mw2_remote_inv)))
+	    .fill(want.data(), 4096);
+	if (std::memcmp(full_.data() + kMwOffset, want.data(), kMwWrite) != 0)
+		log().fail("%s: the %u bytes written through the window are not there",
+		           tag().c_str(), kMwWrite);
 }
 
 /*
@@ -904,6 +1130,8 @@ void ErrorCases::check_responder(Case c, Pair &p, bool sent)
 		if (c == Case::send_too_long && k == 0)
 			expect_wc(p.rcq, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_QP_OP_ERR,
 			          "the receive of the too long SEND");
+		else if (c == Case::mw2_remote_inv && k == 0)
+			check_send_inv(p);
 		else
 			expect_wc(p.rcq, 1 + k, IBV_WC_WR_FLUSH_ERR, -1,
 			          "a receive pending at the error");
@@ -932,7 +1160,18 @@ bool ErrorCases::responder_half(Case c, Pair &p)
 			if (stream_takes_recv(kStream[i].opcode))
 				post_stream_recv(p, i, slot++);
 	}
-	if (!s_.chan.send(MsgType::ready, &why))
+	Writer ready;
+	if (is_mw_case(c)) {
+		RemoteMr window;
+
+		if (!mw_prepare(c, p, &window))
+			window = {};
+		p.window = window;
+		ready.u64(window.addr).u32(window.rkey);
+		if (c == Case::mw2_remote_inv)
+			written_.push_back({kMwOffset, kMwWrite});
+	}
+	if (!s_.chan.send(MsgType::ready, ready, &why))
 		return s_.give_up(tag_ + ": " + why);
 	responder(c, p);
 	if (!s_.chan.recv(MsgType::done, &buf, s_.peer_timeout_ms(), &why))
