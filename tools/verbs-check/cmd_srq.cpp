@@ -13,6 +13,8 @@
  *     size takes more receives than the old one held; shrinking below
  *     what is posted fails with EINVAL;
  *   - every message's payload is checked byte for byte;
+ *   - a UD QP on the same SRQ receives a datagram (GRH area, IBV_WC_GRH,
+ *     source QP and payload checked) from the next SRQ receive;
  *   - the QP attached to the SRQ reports max_recv_wr 0 and rejects
  *     ibv_post_recv; destroying the SRQ while a QP uses it fails (EBUSY),
  *     and succeeds once the QP is gone.
@@ -54,6 +56,7 @@ class SrqRun
 	bool exchange(uint32_t first, uint32_t count, const char *what);
 	void check_limit_event();
 	void check_resize();
+	void check_ud();
 
 	uint8_t fill(uint32_t msg, uint32_t i) const { return uint8_t(msg * 131 + i * 7 + 1); }
 	uint8_t *send_buf(uint32_t msg) { return buf_.data() + (msg % kSlots) * kMsg; }
@@ -277,11 +280,95 @@ void SrqRun::check_resize()
 		exchange(next_msg_, more, "after_resize");
 }
 
+/* A UD QP shares the SRQ with the RC one: a datagram takes its receive. */
+void SrqRun::check_ud()
+{
+	constexpr uint32_t kGrh = 40, kLen = 64;
+	ibv_qp_init_attr qia{};
+	ibv_ah_attr aa{};
+	ibv_wc wc[2];
+
+	qia.send_cq = cq_.get();
+	qia.recv_cq = cq_.get();
+	qia.qp_type = IBV_QPT_UD;
+	qia.cap.max_send_wr = 4;
+	qia.cap.max_send_sge = 1;
+	qia.cap.max_recv_wr = 1;
+	qia.cap.max_recv_sge = 1;
+	QpPtr from(ibv_create_qp(pd_.get(), &qia));
+	qia.srq = srq_.get();
+	QpPtr to(from ? ibv_create_qp(pd_.get(), &qia) : nullptr);
+	aa.is_global = 1;
+	aa.grh.dgid = gid_.gid;
+	aa.grh.sgid_index = uint8_t(gid_.index);
+	aa.grh.hop_limit = 64;
+	aa.port_num = 1;
+	AhPtr ah(to ? ibv_create_ah(pd_.get(), &aa) : nullptr);
+	if (!r_.check(ah != nullptr, "ud.setup", "a UD QP on the SRQ, a UD sender, an AH (%s)",
+	              ah ? "ok" : errno_name(null_errno()).c_str()))
+		return;
+	for (ibv_qp *qp : {from.get(), to.get()}) {
+		QpTransition t = to_init(IBV_QPT_UD, 0);
+		if (ibv_modify_qp(qp, &t.attr, t.mask))
+			return (void)r_.check(false, "ud.setup", "INIT: %s",
+			                      errno_name(errno).c_str());
+		t = to_rtr(IBV_QPT_UD, gid_, 0);
+		if (ibv_modify_qp(qp, &t.attr, t.mask))
+			return (void)r_.check(false, "ud.setup", "RTR: %s",
+			                      errno_name(errno).c_str());
+		t = to_rts(IBV_QPT_UD);
+		if (ibv_modify_qp(qp, &t.attr, t.mask))
+			return (void)r_.check(false, "ud.setup", "RTS: %s",
+			                      errno_name(errno).c_str());
+	}
+	const uint32_t id = next_recv_;
+	if (!post_recvs(id, 1))
+		return;
+	uint8_t *p = send_buf(id);
+	for (uint32_t i = 0; i < kLen; i++)
+		p[i] = fill(id, i);
+	ibv_sge sge{reinterpret_cast<uintptr_t>(p), kLen, mr_->lkey};
+	ibv_send_wr wr{};
+	ibv_send_wr *bad = nullptr;
+	wr.wr_id = 2000000;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah.get();
+	wr.wr.ud.remote_qpn = to->qp_num;
+	wr.wr.ud.remote_qkey = kQkey;
+	if (int err = ibv_post_send(from.get(), &wr, &bad))
+		return (void)r_.check(false, "ud.send", "ibv_post_send: %s",
+		                      errno_name(err).c_str());
+	if (poll_cq_for(cq_.get(), wc, 2, kTimeoutMs) != 2)
+		return (void)r_.check(false, "ud.recv", "no send and receive completion");
+	for (const ibv_wc &c : wc) {
+		if (c.opcode != IBV_WC_RECV)
+			continue;
+		const uint8_t *q = recv_buf(id % kSlots) + kGrh;
+		bool same = true;
+		for (uint32_t i = 0; i < kLen; i++)
+			same = same && q[i] == fill(id, i);
+		r_.check(c.status == IBV_WC_SUCCESS && c.wr_id == id && c.qp_num == to->qp_num &&
+		             c.src_qp == from->qp_num && (c.wc_flags & IBV_WC_GRH) &&
+		             c.byte_len == kGrh + kLen && same,
+		         "ud.recv",
+		         "datagram into SRQ receive %u: %s, wr_id %llu, qp %u from %u, %u bytes, "
+		         "GRH %s, payload %s",
+		         id, ibv_wc_status_str(c.status), static_cast<unsigned long long>(c.wr_id),
+		         c.qp_num, c.src_qp, c.byte_len, (c.wc_flags & IBV_WC_GRH) ? "yes" : "no",
+		         same ? "intact" : "wrong");
+		next_msg_ = id + 1;
+	}
+}
+
 int SrqRun::run()
 {
 	if (setup() && post_recvs(0, kFirst)) {
 		check_limit_event();
 		check_resize();
+		check_ud();
 		r_.expect_errno("destroy.busy", ibv_destroy_srq(srq_.get()), EBUSY,
 		                "ibv_destroy_srq while a QP uses it");
 		receiver_.reset();
