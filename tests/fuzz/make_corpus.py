@@ -4,7 +4,9 @@
 
 Each seed is one mode byte (see sroce_parse_fuzz.c) followed by a valid
 IPv4 or IPv6 RoCEv2 datagram whose ICRC is computed here with zlib.crc32,
-independently of the C code. Run from anywhere: python3 make_corpus.py
+independently of the C code; and, with mode 0, the first datagram of each
+opcode in each real capture of tests/vectors/ (rdma_rxe's packets, ICRC
+included). Run from anywhere: python3 make_corpus.py
 """
 import os
 import struct
@@ -86,6 +88,37 @@ SEEDS = {
 }
 
 
+def captured():
+    """Real datagrams: the first frame of each opcode in each capture of
+    tests/vectors/ (rdma_rxe traffic, so the ICRC is rxe's own)."""
+    seeds = {}
+    vectors = os.path.join(HERE, '..', 'vectors')
+    for name in sorted(os.listdir(vectors)):
+        if not name.endswith('.pcap'):
+            continue
+        with open(os.path.join(vectors, name), 'rb') as f:
+            data = f.read()
+        magic, = struct.unpack('<I', data[:4])
+        linktype, = struct.unpack('<I', data[20:24])
+        if magic != 0xa1b2c3d4 or linktype != 1:
+            continue
+        off, seen = 24, set()
+        while off + 16 <= len(data):
+            incl, = struct.unpack('<I', data[off + 8:off + 12])
+            frame = data[off + 16:off + 16 + incl]
+            off += 16 + incl
+            ethertype, = struct.unpack('!H', frame[12:14])
+            if ethertype not in (0x0800, 0x86dd):
+                continue
+            ip = frame[14:]
+            bth_off = (20 if ethertype == 0x0800 else 40) + 8
+            if len(ip) <= bth_off or ip[bth_off] in seen:
+                continue
+            seen.add(ip[bth_off])
+            seeds['cap_%s_op%02x' % (name[:-5], ip[bth_off])] = ip
+    return seeds
+
+
 def main():
     out = os.path.join(HERE, 'corpus')
     os.makedirs(out, exist_ok=True)
@@ -93,6 +126,9 @@ def main():
         for mode in (0, 1):
             with open(os.path.join(out, '%s.m%d' % (name, mode)), 'wb') as f:
                 f.write(bytes([mode]) + d)
+    for name, d in sorted(captured().items()):
+        with open(os.path.join(out, '%s.m0' % name), 'wb') as f:
+            f.write(bytes([0]) + d)
 
 
 if __name__ == '__main__':
