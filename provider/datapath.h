@@ -98,6 +98,16 @@ SqPostResult sq_post(WorkQueue &sq, ibv_qp_type qp_type, bool sq_sig_all, ibv_se
  */
 int qp_kernel_entry(int cmd_fd, uint32_t qp_handle, bool recv);
 
+/* The ibv_wr_* operations sroce executes (post_send_ex.cpp). */
+constexpr uint64_t QP_EX_SUPPORTED_OPS =
+    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+    IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
+    IBV_QP_EX_WITH_SEND_WITH_INV;
+
+/* Fills the ibv_qp_ex builders of a QP created with send_ops_flags. */
+int qp_ex_setup(Qp &qp, uint64_t send_ops_flags);
+
 /* ---- Receive work requests -------------------------------------------- */
 
 int recv_wr_check(const WorkQueue &rq, const ibv_recv_wr &wr);

@@ -94,11 +94,30 @@ struct WorkQueue {
 	uint32_t max_inline = 0; /* send queue only */
 };
 
+/*
+ * The extended send API (ibv_wr_*, post_send_ex.cpp): the work request
+ * being built, its gather list or inline bytes (copied at the call, as
+ * the API requires), and the batch since ibv_wr_start(): WQEs are written
+ * into the ring at once but prod is published only by ibv_wr_complete().
+ */
+struct QpExState {
+	static constexpr unsigned kMaxSge = 32;     /* the kernel's SROCE_MAX_SGE */
+	static constexpr unsigned kMaxInline = 512; /* the kernel's SROCE_MAX_INLINE */
+	ibv_send_wr cur;
+	ibv_sge sges[kMaxSge];
+	uint8_t inline_buf[kMaxInline];
+	uint64_t ops = 0;   /* send_ops_flags of the QP */
+	uint32_t start = 0; /* the SQ's prod at ibv_wr_start() */
+	int err = 0;        /* first error of the batch */
+	bool have_cur = false;
+};
+
 struct Qp {
 	verbs_qp vqp;
 	WorkQueue sq;
 	WorkQueue rq; /* no ring when the QP uses an SRQ */
 	bool sq_sig_all = false;
+	QpExState ex;
 };
 
 struct Srq {

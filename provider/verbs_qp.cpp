@@ -27,7 +27,8 @@ static_assert(udata_packed<CreateSrqResp>() && udata_packed<ModifySrqCmd>());
 /* Extended commands pass udata in 8-byte words. */
 static_assert(sizeof(sroce_create_qp_cmd) % 8 == 0 && sizeof(sroce_create_qp_resp) % 8 == 0);
 
-constexpr uint32_t supported_qp_comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+constexpr uint32_t supported_qp_comp_mask =
+    IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 constexpr uint32_t supported_srq_comp_mask =
     IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ;
 
@@ -39,6 +40,9 @@ int check_qp_attr(const ibv_qp_init_attr_ex &attr)
 		return EOPNOTSUPP;
 	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_PD) || !attr.pd)
 		return EINVAL;
+	if ((attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr.send_ops_flags & ~QP_EX_SUPPORTED_OPS))
+		return EOPNOTSUPP;
 	switch (attr.qp_type) {
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
@@ -120,6 +124,11 @@ ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex *attr)
 		return fail<ibv_qp>(err);
 	set_qp_limits(*qp, resp.drv, &attr->cap, attr->srq != nullptr);
 	qp->sq_sig_all = attr->sq_sig_all != 0;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = qp_ex_setup(*qp, attr->send_ops_flags);
+		if (err)
+			return fail<ibv_qp>(err);
+	}
 	destroy.dismiss();
 	return &qp.release()->vqp.qp;
 }
