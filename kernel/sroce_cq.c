@@ -77,7 +77,11 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_CQ_F_OVERFLOW);
 		overflow = true;
 	} else {
-		memcpy(sroce_queue_entry(&cq->q, prod), cqe, sizeof(*cqe));
+		struct sroce_cqe *slot = sroce_queue_entry(&cq->q, prod);
+
+		memcpy(slot, cqe, sizeof(*cqe));
+		/* Completion time, the clock of hca_core_clock (1 GHz: ns). */
+		slot->timestamp = ktime_get_raw_ns();
 		cq->q.idx = prod + 1;
 		sroce_ring_store_prod(hdr, prod + 1);
 		fire = cq->is_user ? sroce_cq_user_arm_fires(cq, solicited) :
@@ -119,7 +123,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 n;
 	int err;
 
-	if (attr->flags)
+	/* Every CQE carries its completion time (sroce_cq_post()). */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	n = sroce_cq_entries(attr->cqe);
 	if (!n)

@@ -270,6 +270,9 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
+	/* CQE timestamps are CLOCK_MONOTONIC_RAW in ns: a 1 GHz clock. */
+	a->timestamp_mask = U64_MAX;
+	a->hca_core_clock = 1000000;	/* kHz */
 	a->max_mw = SROCE_MAX_MW;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;

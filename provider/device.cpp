@@ -84,6 +84,7 @@ constexpr verbs_context_ops make_context_ops()
 	ops.post_srq_recv = post_srq_recv;
 	ops.query_device_ex = query_device_ex;
 	ops.query_port = query_port;
+	ops.query_rt_values = query_rt_values;
 	ops.query_qp = query_qp;
 	ops.query_srq = query_srq;
 	ops.reg_mr = reg_mr;

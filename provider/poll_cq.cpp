@@ -8,6 +8,7 @@
 #include "datapath.h"
 
 #include <string.h>
+#include <time.h>
 
 namespace sroce
 {
@@ -296,7 +297,39 @@ uint8_t ex_read_dlid_path_bits(ibv_cq_ex *)
 	return 0;
 }
 
+/* The kernel stamps CQEs with CLOCK_MONOTONIC_RAW in ns (hca_core_clock 1 GHz). */
+uint64_t ex_read_completion_ts(ibv_cq_ex *cq_ex)
+{
+	return cur(cq_ex).timestamp;
+}
+
+uint64_t clock_ns(clockid_t id)
+{
+	timespec ts{};
+
+	clock_gettime(id, &ts);
+	return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+/* Wall clock: the raw stamp moved by the current realtime - raw offset. */
+uint64_t ex_read_completion_wallclock_ns(ibv_cq_ex *cq_ex)
+{
+	return cur(cq_ex).timestamp + (clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC_RAW));
+}
+
 } /* namespace */
+
+int query_rt_values(ibv_context *, ibv_values_ex *values)
+{
+	const uint32_t supported = IBV_VALUES_MASK_RAW_CLOCK;
+	const uint64_t ns = clock_ns(CLOCK_MONOTONIC_RAW);
+
+	if (values->comp_mask & ~supported)
+		return EOPNOTSUPP;
+	values->raw_clock.tv_sec = time_t(ns / 1000000000ull);
+	values->raw_clock.tv_nsec = long(ns % 1000000000ull);
+	return 0;
+}
 
 void cq_ex_set_ops(ibv_cq_ex *cq_ex, uint64_t wc_flags)
 {
@@ -320,6 +353,10 @@ void cq_ex_set_ops(ibv_cq_ex *cq_ex, uint64_t wc_flags)
 		cq_ex->read_sl = ex_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cq_ex->read_dlid_path_bits = ex_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cq_ex->read_completion_ts = ex_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cq_ex->read_completion_wallclock_ns = ex_read_completion_wallclock_ns;
 }
 
 /*

@@ -184,6 +184,8 @@ int bind_mw(ibv_qp *ibqp, ibv_mw *mw, ibv_mw_bind *mw_bind);
 int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc);
+/* ibv_query_rt_values_ex: the clock CQEs are stamped with. */
+int query_rt_values(ibv_context *ibctx, ibv_values_ex *values);
 int req_notify_cq(ibv_cq *ibcq, int solicited_only);
 /* Installs the ibv_cq_ex polling callbacks for @wc_flags. */
 void cq_ex_set_ops(ibv_cq_ex *cq_ex, uint64_t wc_flags);

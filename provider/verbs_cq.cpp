@@ -21,7 +21,9 @@ static_assert(udata_packed<CreateCqResp>() && udata_packed<CreateCqExResp>() &&
               udata_packed<ResizeCqResp>());
 
 /* What create_cq_ex accepts; extended polling reads only these fields. */
-constexpr uint64_t supported_wc_flags = IBV_WC_STANDARD_FLAGS;
+constexpr uint64_t supported_wc_flags = IBV_WC_STANDARD_FLAGS |
+                                        IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+                                        IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 constexpr uint32_t supported_cq_comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 constexpr uint32_t supported_cq_flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 

@@ -22,6 +22,7 @@ int cmd_hold(int argc, char **argv);
 int cmd_srq(int argc, char **argv);
 int cmd_qkey(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
+int cmd_cqex(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

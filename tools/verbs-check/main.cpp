@@ -27,6 +27,8 @@ static const char usage_text[] =
     "      keep a context with PD, MR, CQ and QP open; report device removal\n"
     "  qkey DEV [--gid-index I] [--no-own-qkey]\n"
     "      UD Q_Key checks, the QP's own Q_Key, controlled Q_Keys (loopback)\n"
+    "  cqex DEV [--gid-index I]\n"
+    "      extended CQ completion timestamps, raw and wall clock (loopback)\n"
     "  ring DEV [--gid-index I]\n"
     "      forged WQEs and ring indices in sroce's mapped rings (loopback)\n"
     "  srq DEV [--gid-index I]\n"
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
 	    {"devinfo", vc::cmd_devinfo}, {"objects", vc::cmd_objects},
 	    {"invalid", vc::cmd_invalid}, {"hold", vc::cmd_hold},
 	    {"srq", vc::cmd_srq},         {"qkey", vc::cmd_qkey},
-	    {"ring", vc::cmd_ring},
+	    {"ring", vc::cmd_ring},       {"cqex", vc::cmd_cqex},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
