@@ -11,6 +11,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
+#include "sroce_compat.h"
 #include "sroce_net.h"
 
 MODULE_AUTHOR("sroce developers");
@@ -193,7 +194,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
-	.create_cq = sroce_create_cq,
+	.create_cq = SROCE_OP_CREATE_CQ,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,

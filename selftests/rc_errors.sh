@@ -31,6 +31,9 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# Each guest is once requester and once responder: rxe-sroce would repeat
+# sroce-rxe.
+rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 integ_init
 integ_pair errors-ipv4 120 4 18617 errors --timeout 5

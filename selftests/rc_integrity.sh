@@ -16,6 +16,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# Each guest requests in turn: rxe-sroce would repeat sroce-rxe.
+rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 integ_init
 integ_need_mtu 4096

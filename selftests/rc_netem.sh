@@ -28,6 +28,9 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# The sroce guest requests, whichever guest it is: rxe-sroce would repeat
+# sroce-rxe.
+rig_suites sroce-sroce sroce-rxe
 
 # Rounds per requesting side and scenario: enough packets (a few thousand)
 # for loss 10% to force retransmissions, few enough for a CI budget.

@@ -28,6 +28,9 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
+# The sroce guest sends, whichever guest it is: rxe-sroce would repeat
+# sroce-rxe.
+rig_suites sroce-sroce sroce-rxe
 
 rig_require_peer
 [ "$RIG_DEV_TYPE" = sroce ] || [ "$RIG_PEER_DEV_TYPE" = sroce ] ||

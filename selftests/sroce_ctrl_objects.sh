@@ -73,7 +73,10 @@ if [ -s "$RIG_TEST_OUT/slab.before" ]; then
 	head -n 10 "$RIG_TEST_OUT/slab-delta.txt" | sed 's/^/    /'
 	# Loose: SLUB's active counts move by a few hundred without any
 	# leak; one object leaked per QP, MR, CQ or AH is over 1000 here.
-	grew=$(awk -v max="$slab_max" '$5 ~ /^\(\+/ { d = substr($5, 3) + 0; if (d > max) print $1 " +" d }' \
+	# vmap_area is left to the VmallocUsed check below: since 6.9 vmalloc
+	# keeps freed areas in per-node pools (6.12: +1456 here while
+	# VmallocUsed moved 16 kB).
+	grew=$(awk -v max="$slab_max" '$1 != "vmap_area" && $5 ~ /^\(\+/ { d = substr($5, 3) + 0; if (d > max) print $1 " +" d }' \
 		"$RIG_TEST_OUT/slab-delta.txt")
 	[ -z "$grew" ] || rig_fail "slab caches grew by more than $slab_max objects: $grew"
 else

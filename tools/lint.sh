@@ -7,12 +7,14 @@
 #                 tools/checkpatch-ignore.txt
 #   sparse        the module built with C=2 W=1 (sparse and the extra gcc
 #                 warnings): any warning in our files fails
+#   sparse-6.12   the same against the 6.12 LTS headers (skipped when
+#                 linux-headers-6.12-amd64 is not installed)
 #   clang-format  --dry-run --Werror on the C++ sources of provider/, tests/
 #                 and tools/ (the repo's .clang-format)
 #   shell         shellcheck on the project's bash and busybox sh scripts
 # A check with nothing to look at yet is reported as skipped.
 #
-#   tools/lint.sh [CHECK...]      (default: all four)
+#   tools/lint.sh [CHECK...]      (default: all five)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +26,7 @@ checkpatch=${CHECKPATCH:-/usr/src/linux-source-6.1/scripts/checkpatch.pl}
 ignore_file=$here/checkpatch-ignore.txt
 work=$repo/out/lint
 checks=("$@")
-[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse clang-format shell)
+[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse sparse-6.12 clang-format shell)
 
 cd "$repo" || exit 1
 mkdir -p "$work"
@@ -87,25 +89,27 @@ check_checkpatch() {
 # kbuild writes objects next to the sources: build a copy of the module's
 # sources under out/ so that this check never races with a build of the
 # work tree, and map the paths back in its messages.
+# check_sparse [NAME KDIR]: NAME is the KTAP name (sparse-6.12 for the 6.12
+# headers); without KDIR, $KDIR or tools/kdir.sh.
 check_sparse() {
-	local kdir tree log warn rc=0
+	local sparse=${1:-sparse} kdir=${2:-} tree log warn rc=0
 	if ! src_files kernel | grep -qE '\.c$' || [ ! -f Kbuild ]; then
-		ktap_skip sparse "no kernel sources yet"
+		ktap_skip "$sparse" "no kernel sources yet"
 		return
 	fi
-	kdir=${KDIR:-$(bash "$here/kdir.sh" 2>/dev/null)}
+	[ -n "$kdir" ] || kdir=${KDIR:-$(bash "$here/kdir.sh" 2>/dev/null)}
 	if [ -z "$kdir" ] || [ ! -d "$kdir" ]; then
-		ktap_diag "sparse: no kernel build tree (install linux-headers-amd64 or set KDIR)"
-		ktap_fail sparse
+		ktap_diag "$sparse: no kernel build tree (install linux-headers-amd64 or set KDIR)"
+		ktap_fail "$sparse"
 		return
 	fi
 	if ! command -v sparse >/dev/null; then
-		ktap_diag "sparse: not installed (tools/setup.sh)"
-		ktap_fail sparse
+		ktap_diag "$sparse: not installed (tools/setup.sh)"
+		ktap_fail "$sparse"
 		return
 	fi
-	tree=$work/sparse-tree
-	log=$work/sparse.log
+	tree=$work/$sparse-tree
+	log=$work/$sparse.log
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	cp Kbuild Makefile "$tree/"
@@ -116,15 +120,15 @@ check_sparse() {
 	warn=$(grep -E '^(\./)?(kernel|include)/[^:]+:[0-9]+(:[0-9]+)?: (warning|error|note)' "$log")
 	if [ -n "$warn" ]; then
 		echo "# ${warn//$'\n'/$'\n'# }"
-		ktap_diag "sparse: $(echo "$warn" | grep -c .) warning lines from our files"
-		ktap_fail sparse
+		ktap_diag "$sparse: $(echo "$warn" | grep -c .) warning lines from our files"
+		ktap_fail "$sparse"
 	elif [ "$rc" != 0 ]; then
 		tail -n 20 "$log" | sed 's/^/# /'
-		ktap_diag "sparse: the build failed (make exit $rc)"
-		ktap_fail sparse
+		ktap_diag "$sparse: the build failed (make exit $rc)"
+		ktap_fail "$sparse"
 	else
-		ktap_diag "sparse: clean ($(grep -c '^  CHECK' "$log") files checked with $(basename "$kdir"))"
-		ktap_pass sparse
+		ktap_diag "$sparse: clean ($(grep -c '^  CHECK' "$log") files checked with $(basename "$kdir"))"
+		ktap_pass "$sparse"
 	fi
 }
 
@@ -205,6 +209,15 @@ for c in "${checks[@]}"; do
 	case "$c" in
 	checkpatch) check_checkpatch ;;
 	sparse) check_sparse ;;
+	sparse-6.12)
+		k612=$(find /lib/modules -mindepth 2 -maxdepth 2 -path '/lib/modules/6.12.*/build' 2>/dev/null |
+			sort -V | tail -n 1)
+		if [ -n "$k612" ]; then
+			check_sparse sparse-6.12 "$k612"
+		else
+			ktap_skip sparse-6.12 "no 6.12 headers (tools/setup.sh --kernel-6.12)"
+		fi
+		;;
 	clang-format) check_clang_format ;;
 	shell) check_shellcheck ;;
 	*)

@@ -5,13 +5,12 @@
 # Debian bookworm machine. Idempotent: when everything is present it only
 # checks (dpkg-query) and prints one line (nothing with --quiet).
 #
-#   tools/setup.sh [--quiet] [--need PKG...] [--kernel-6.12]
+#   tools/setup.sh [--quiet] [--need PKG...]
 #
 #   --need PKG...   install only these packages (e.g. the Makefile's
 #                   "tools/setup.sh --quiet --need cmake")
-#   --kernel-6.12   also install the 6.12 LTS kernel image and headers
-#                   (linux-image-6.12-amd64, linux-headers-6.12-amd64) as a
-#                   second guest kernel
+#   --kernel-6.12   accepted for old callers: the 6.12 LTS kernel image
+#                   and headers are always installed now
 #   --quiet         print nothing unless something is installed or fails
 #
 # Also extracts the linux-source-6.1 tarball to /usr/src/linux-source-6.1
@@ -20,13 +19,16 @@ set -euo pipefail
 
 # Building: module (kbuild + headers), provider and host tests (cmake, g++,
 # googletest, rdma-core headers). Linting: sparse, clang-format, shellcheck,
-# checkpatch (linux-source). Guests: qemu, busybox-static, a Debian kernel,
+# checkpatch (linux-source). DKMS. Guests: qemu, busybox-static, the 6.1 and
+# 6.12 LTS Debian kernels (with headers: sroce.ko is built for both),
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
 # from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
 # the NFS server and client for nfs_rdma.sh, openssl for test patterns).
+# The benchmark (tools/bench/): gnuplot for its plot, perf for --profile.
 PACKAGES=(
 	build-essential libelf-dev
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	linux-image-6.12-amd64 linux-headers-6.12-amd64 dkms
 	cmake g++ pkg-config googletest libgtest-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
@@ -34,16 +36,15 @@ PACKAGES=(
 	sparse clang-format shellcheck
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
 	procps util-linux coreutils gawk
+	gnuplot-nox linux-perf
 )
-KERNEL_612=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 
 quiet=0
 need=()
-want612=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quiet | -q) quiet=1 ;;
-	--kernel-6.12) want612=1 ;;
+	--kernel-6.12) ;;
 	--need)
 		shift
 		while [ $# -gt 0 ] && [[ "$1" != -* ]]; do
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
 		continue
 		;;
 	-h | --help)
-		sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -74,7 +75,6 @@ if [ ${#need[@]} -gt 0 ]; then
 	wanted=("${need[@]}")
 else
 	wanted=("${PACKAGES[@]}")
-	[ "$want612" = 0 ] || wanted+=("${KERNEL_612[@]}")
 fi
 
 # Packages that are not installed ("install ok installed" is the only state

@@ -197,15 +197,22 @@ rig_wait_cm_listen() {
 # --- RDMA devices -------------------------------------------------------
 
 # rig_load_module TYPE: load the RDMA driver TYPE (rxe or sroce) and its
-# dependencies. sroce.ko comes from the repo ($SROCE_KO overrides).
+# dependencies. sroce.ko comes from the repo root when it was built for this
+# kernel ("make module"), else from out/kbuild/$(uname -r)/ (tools/kbuild.sh
+# builds one per kernel there); $SROCE_KO overrides.
 rig_load_module() {
 	case "$1" in
 	rxe)
 		[ -d /sys/module/rdma_rxe ] || modprobe rdma_rxe || rig_fail "modprobe rdma_rxe failed"
 		;;
 	sroce)
-		local ko=${SROCE_KO:-$RIG_REPO/sroce.ko} m
-		[ -f "$ko" ] || rig_skip "no $ko (the module is not built)"
+		local ko=${SROCE_KO:-$RIG_REPO/sroce.ko} m vermagic
+		if [ -z "${SROCE_KO:-}" ]; then
+			vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
+			[ "${vermagic%% *}" = "$(uname -r)" ] ||
+				ko=$RIG_REPO/out/kbuild/$(uname -r)/sroce.ko
+		fi
+		[ -f "$ko" ] || rig_skip "no $ko (the module is not built for $(uname -r))"
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
 			[ -d "/sys/module/$m" ] || modprobe "$m" || rig_fail "modprobe $m failed"
 		done

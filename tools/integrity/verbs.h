@@ -116,7 +116,13 @@ struct QpParams {
 	uint32_t path_mtu = 1024; /* bytes */
 	unsigned access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	uint8_t timeout = 14; /* 4.096 us << 14 = 67 ms */
+	/*
+	 * 4.096 us << 16 = 268 ms: with retry_cnt 7, 2.1 s without progress
+	 * before IBV_WC_RETRY_EXC_ERR. 67 ms (ibv_rc_pingpong's 14) failed
+	 * under loss when a TCG guest on a loaded 2-core host stalled for
+	 * half a second (an rdma_rxe peer ACKing late).
+	 */
+	uint8_t timeout = 16;
 	uint8_t retry_cnt = 7;
 	uint8_t rnr_retry = 7;      /* 7: retry for ever */
 	uint8_t min_rnr_timer = 12; /* 0.64 ms */

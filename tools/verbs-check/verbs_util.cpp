@@ -14,9 +14,21 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 namespace vc
 {
+
+bool kernel_at_least(int major, int minor)
+{
+	utsname u{};
+	int ma = 0;
+	int mi = 0;
+
+	if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
 
 void destroy_logged(int ret, const char *what)
 {

@@ -20,6 +20,9 @@ namespace vc
 
 void destroy_logged(int ret, const char *what);
 
+/* The running kernel is MAJOR.MINOR or newer (uname's release). */
+bool kernel_at_least(int major, int minor);
+
 template <typename T> const char *object_name();
 template <> inline const char *object_name<ibv_context>()
 {

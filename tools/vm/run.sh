@@ -24,6 +24,7 @@ usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
 
   -k, --kernel VER      guest kernel: a release from /boot (6.1.0-56-amd64) or
                         a prefix (6.12); default: newest /boot/vmlinuz-6.1.*-amd64
+      --kernel-b VER    another kernel for guest b (cross-kernel runs)
   -o, --out DIR         run folder (default: out/vm/runs/<time>-<pid>)
   -t, --timeout SEC     timeout of the whole run (default: 900)
       --mtu N           link MTU (default: 4200, RoCE active MTU 4096)
@@ -74,6 +75,7 @@ pick_kernel() {
 }
 
 kernel=""
+kernel_b=""
 print_kernel=0
 out=""
 timeout=900
@@ -94,6 +96,7 @@ scripts=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k | --kernel) kernel=${2:?}; shift ;;
+	--kernel-b) kernel_b=${2:?}; shift ;;
 	-o | --out) out=${2:?}; shift ;;
 	-t | --timeout) timeout=${2:?}; shift ;;
 	--mtu) mtu=${2:?}; shift ;;
@@ -245,8 +248,18 @@ fi
 kver=$(pick_kernel "$kernel")
 cache=${SROCE_VM_CACHE:-$repo/out/vm/cache}
 mkdir -p "$cache"
-initrd=$(bash "$here/mkinitramfs.sh" "$kver" "$cache") || die "cannot build the initramfs"
-kimg=$(kernel_image "$kver" "$cache")
+# Kernel, image and initramfs of each role (guest b may boot another kernel).
+declare -A rkver rinitrd rkimg
+for r in "${roles[@]}"; do
+	rkver[$r]=$kver
+	if [ "$r" = b ] && [ -n "$kernel_b" ]; then
+		rkver[$r]=$(pick_kernel "$kernel_b")
+	fi
+	rinitrd[$r]=$(bash "$here/mkinitramfs.sh" "${rkver[$r]}" "$cache") ||
+		die "cannot build the initramfs"
+	rkimg[$r]=$(kernel_image "${rkver[$r]}" "$cache")
+done
+kimg=${rkimg[a]}
 
 if [ -z "$out" ]; then
 	out=$repo/out/vm/runs/$(date +%Y%m%d-%H%M%S)-$$
@@ -294,7 +307,7 @@ write_env() {
 		printf 'export RIG_IP4=%q RIG_IP4_PREFIX=%q RIG_PEER_IP4=%q\n' "${ip4%/*}" "${ip4#*/}" "${pip4%/*}"
 		printf 'export RIG_IP6=%q RIG_IP6_PREFIX=%q RIG_PEER_IP6=%q\n' "${ip6%/*}" "${ip6#*/}" "${pip6%/*}"
 		printf 'export RIG_SHARED=%q RIG_OUT=%q RIG_REPO=%q\n' "$out" "$out/$role" "$repo"
-		printf 'export RIG_KERNEL=%q RIG_SCRIPT=%q RIG_SCRIPT_TIMEOUT=%q\n' "$kver" "${script[$role]}" "$script_timeout"
+		printf 'export RIG_KERNEL=%q RIG_SCRIPT=%q RIG_SCRIPT_TIMEOUT=%q\n' "${rkver[$role]}" "${script[$role]}" "$script_timeout"
 		echo "RIG_SCRIPT_ARGS=()"
 		for kv in "${env_all[@]}" "${extra[@]}"; do
 			[[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "bad --env $kv"
@@ -327,7 +340,7 @@ start_guest() {
 	fi
 	local cmd=("${pre[@]}" qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
 		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
-		-kernel "$kimg" -initrd "$initrd" -append "$append"
+		-kernel "${rkimg[$role]}" -initrd "${rinitrd[$role]}" -append "$append"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$repo,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$out,mount_tag=results,security_model=none"
@@ -348,7 +361,7 @@ guest_failed() {
 	[ "$rc" != 0 ]
 }
 
-log "kernel $kver, image $(basename "$kimg"), run folder $out"
+log "kernel $kver, image $(basename "$kimg")${kernel_b:+, guest b kernel ${rkver[b]}}, run folder $out"
 t0=$(now)
 for r in "${roles[@]}"; do
 	start_guest "$r"

@@ -40,17 +40,27 @@ build_testmod() {
 	echo "$dir/rig_warn.ko"
 }
 
-# case NAME EXPECT TIME_LIMIT RUN_ARGS...: EXPECT is "PASS" or a text that
-# the "rig: FAIL:" line must contain; the run must end within TIME_LIMIT s.
+# rig_start NAME RUN_ARGS...: boot the case's guests in the background
+# (tools/vm/run.sh -o $runs/NAME); its exit status and its start and end
+# times go to $runs/NAME.status. The cases of a wave run side by side: most
+# of their time is boot and waiting for a timeout, not work.
+rig_start() {
+	local name=$1
+	shift
+	(
+		t0=$(date +%s)
+		bash "$here/run.sh" -q -o "$runs/$name" "${kernel[@]}" "$@" >"$runs/$name.log" 2>&1
+		echo "$? $t0 $(date +%s)" >"$runs/$name.status"
+	) &
+}
+
+# rig_case NAME EXPECT TIME_LIMIT: the verdict of a case started with
+# rig_start, once it ended. EXPECT is "PASS" or a text that the
+# "rig: FAIL:" line must contain; the run must end within TIME_LIMIT s.
 rig_case() {
-	local name=$1 expect=$2 limit=$3 out log t0 t1 rc verdict
-	shift 3
-	out=$runs/$name
+	local name=$1 expect=$2 limit=$3 log t0 t1 rc verdict
 	log=$runs/$name.log
-	t0=$(date +%s)
-	bash "$here/run.sh" -q -o "$out" "${kernel[@]}" "$@" >"$log" 2>&1
-	rc=$?
-	t1=$(date +%s)
+	read -r rc t0 t1 <"$runs/$name.status" || { rc=99 t0=0 t1=0; }
 	verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
 	ktap_diag "$name: $verdict ($((t1 - t0)) s)"
 	if [ "$expect" = PASS ]; then
@@ -77,11 +87,8 @@ rig_case() {
 # hang, a half whose peer failed and a final pass must be reported as such,
 # with the hang and the stranded half cut short.
 runner_case() {
-	local name=runner out=$runs/runner log=$runs/runner.log t0 t1 got want
-	t0=$(date +%s)
-	bash "$here/run.sh" -q -o "$out" -t 300 "${kernel[@]}" \
-		"$s/runner.sh" "$s/runner.sh" >"$log" 2>&1
-	t1=$(date +%s)
+	local name=runner out=$runs/runner log=$runs/runner.log rc t0 t1 got want
+	read -r rc t0 t1 <"$runs/$name.status" || { rc=99 t0=0 t1=0; }
 	ktap_diag "$name: $(grep -m 1 -E '^rig: (PASS|FAIL)' "$log") ($((t1 - t0)) s)"
 	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
 		"ok 3 t_skip # SKIP skipping on purpose" "not ok 4 t_hang" \
@@ -106,18 +113,32 @@ runner_case() {
 ktap_header
 ktap_plan 7
 s=$here/selftest
-rig_case pass_two_guests PASS 120 -t 100 "$s/pass.sh" "$s/pass.sh"
-rig_case script_fails "guest a: script exited 1" 120 -t 100 "$s/exit1.sh"
+# Two waves of cases side by side (a wave's guests share the CPUs; the
+# time limits allow for that), then the verdicts in order.
+rig_start pass_two_guests -t 100 "$s/pass.sh" "$s/pass.sh"
+rig_start script_fails -t 100 "$s/exit1.sh"
+mod=""
 if mod=$(build_testmod); then
-	rig_case kernel_warning "guest a: WARNING in dmesg" 120 -t 100 -e "RIG_TESTMOD=$mod" "$s/warn.sh"
+	rig_start kernel_warning -t 100 -e "RIG_TESTMOD=$mod" "$s/warn.sh"
+fi
+rig_start script_hangs -t 36 "$s/hang.sh"
+wait
+rig_start kernel_panic -t 100 "$s/panic.sh"
+rig_start peer_failed -t 300 --grace 10 "$s/wait-peer.sh" "$s/wait-peer.sh"
+rig_start runner -t 300 "$s/runner.sh" "$s/runner.sh"
+wait
+
+rig_case pass_two_guests PASS 120
+rig_case script_fails "guest a: script exited 1" 120
+if [ -n "$mod" ]; then
+	rig_case kernel_warning "guest a: WARNING in dmesg" 120
 else
 	ktap_diag "cannot build tools/vm/testmod against the guest kernel"
 	ktap_fail rig_kernel_warning
 fi
-rig_case script_hangs "timed out" 120 -t 36 "$s/hang.sh"
-rig_case kernel_panic "guest a: kernel panic" 120 -t 100 "$s/panic.sh"
-rig_case peer_failed "guest a: script exited 1" 100 -t 300 --grace 10 \
-	"$s/wait-peer.sh" "$s/wait-peer.sh"
+rig_case script_hangs "timed out" 120
+rig_case kernel_panic "guest a: kernel panic" 120
+rig_case peer_failed "guest a: script exited 1" 100
 runner_case
 ktap_totals
 [ "$KTAP_FAIL" = 0 ]

@@ -11,6 +11,7 @@
 # 0 only when the rig passed and no test failed.
 #
 #   -k, --kernel VER     guest kernel (tools/vm/run.sh -k)
+#       --kernel-b VER   another kernel for guest b (cross-kernel runs)
 #   -o, --out DIR        run folder (default: a new out/vm/suites/SUITE/<time>-<pid>)
 #   -t, --timeout SEC    whole-run limit (default: the sum of the tests'
 #                        time limits, plus boot)
@@ -27,6 +28,7 @@ pass=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k | --kernel) pass+=(-k "${2:?}"); shift ;;
+	--kernel-b) pass+=(--kernel-b "${2:?}"); shift ;;
 	-o | --out) out=${2:?}; shift ;;
 	-t | --timeout) timeout=${2:?}; shift ;;
 	--tests) tests=${2?}; shift ;;
