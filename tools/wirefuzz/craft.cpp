@@ -97,8 +97,24 @@ std::vector<uint8_t> frame_of(const Endpoints &ep, const uint8_t *payload, size_
 }
 
 Crafter::Crafter(const Config &cfg)
-    : cfg_(cfg), rng_(integ::stream_key(cfg.seed, integ::Stream::plan, 0x77f))
+    : cfg_(cfg), live_(cfg.targets.size()),
+      rng_(integ::stream_key(cfg.seed, integ::Stream::plan, 0x77f))
 {
+}
+
+void Crafter::observe(uint32_t qpn, bool responder, uint32_t next_psn)
+{
+	for (size_t i = 0; i < cfg_.targets.size(); i++) {
+		if (cfg_.targets[i].qpn != qpn)
+			continue;
+		if (responder) {
+			live_[i].rq = true;
+			live_[i].rq_psn = next_psn;
+		} else {
+			live_[i].sq = true;
+			live_[i].sq_psn = next_psn;
+		}
+	}
 }
 
 /* ICRC over the headers the sending kernel puts around the payload. */
@@ -278,6 +294,15 @@ uint32_t Crafter::psn_near_window(const Target *t, bool request)
 {
 	const uint32_t a = anchor(t, request);
 
+	if (cfg_.hit_window && t && rng_.chance(70)) {
+		/* Right at the live PSN, when the peer's traffic showed it. */
+		const Live &l = live_[size_t(t - cfg_.targets.data())];
+
+		if (request && l.rq)
+			return sroce_psn_add(l.rq_psn, rng_.below(3));
+		if (!request && l.sq)
+			return sroce_psn_add(l.sq_psn, SROCE_PSN_MASK - rng_.below(8));
+	}
 	if (rng_.chance(20))
 		return sroce_psn_add(a, SROCE_PSN_MASK - rng_.below(64));
 	return sroce_psn_add(a, rng_.below(1u << 16));

@@ -7,6 +7,7 @@
 #include "wirefuzz.h"
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,9 @@
 #include <ctime>
 #include <fstream>
 #include <getopt.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sstream>
 #include <sys/socket.h>
@@ -47,6 +51,10 @@ const char usage_text[] =
     "  -m, --max-payload N    largest UDP payload (default 4152: MTU 4200)\n"
     "  -W, --hit-window       also send acceptable packets with PSNs a live QP\n"
     "                         may expect (breaks its connection, by design)\n"
+    "  -F, --follow IFACE     with -W: watch this host's own RoCE traffic with the\n"
+    "                         target on IFACE (AF_PACKET) and aim at the PSNs its\n"
+    "                         QPs expect right now (needs the rqpn of -f; the\n"
+    "                         packets then depend on the traffic, not only the seed)\n"
     "      --dry-run          craft and count, send nothing\n"
     "      --selfcheck        device-free checks of the crafter (KTAP)\n"
     "  -v, --verbose          one line per packet\n"
@@ -69,6 +77,7 @@ struct Options {
 	uint32_t pps = 0;
 	bool dry_run = false;
 	bool verbose = false;
+	std::string follow;
 };
 
 bool number(const char *s, uint64_t max, uint64_t *out)
@@ -125,6 +134,7 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 	    {"guard", required_argument, nullptr, 'g'},
 	    {"max-payload", required_argument, nullptr, 'm'},
 	    {"hit-window", no_argument, nullptr, 'W'},
+	    {"follow", required_argument, nullptr, 'F'},
 	    {"dry-run", no_argument, nullptr, OPT_DRY},
 	    {"selfcheck", no_argument, nullptr, OPT_SELFCHECK},
 	    {"verbose", no_argument, nullptr, 'v'},
@@ -137,7 +147,7 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 	Target t;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:s:P:q:f:k:S:n:D:r:g:m:Wvh", longopts, nullptr)) !=
+	while ((c = getopt_long(argc, argv, "d:s:P:q:f:k:S:n:D:r:g:m:WF:vh", longopts, nullptr)) !=
 	       -1) {
 		const char *bad = nullptr;
 
@@ -205,6 +215,9 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 			break;
 		case 'W':
 			cfg.hit_window = true;
+			break;
+		case 'F':
+			o->follow = optarg;
 			break;
 		case OPT_DRY:
 			o->dry_run = true;
@@ -347,6 +360,99 @@ int expected_outcome(const Config &cfg, const Verdict &v)
 	return SROCE_DROP_NO_QP;
 }
 
+/*
+ * --follow: this host's real RoCE traffic with the target, seen on an
+ * AF_PACKET socket, tells which PSNs the target's QPs expect right now.
+ */
+class Follower
+{
+      public:
+	bool open(const std::string &iface)
+	{
+		const unsigned idx = if_nametoindex(iface.c_str());
+		sockaddr_ll sll = {};
+
+		fd_ = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_ALL));
+		if (!idx || fd_ < 0)
+			return false;
+		sll.sll_family = AF_PACKET;
+		sll.sll_protocol = htons(ETH_P_ALL);
+		sll.sll_ifindex = int(idx);
+		return bind(fd_, reinterpret_cast<sockaddr *>(&sll), sizeof(sll)) == 0;
+	}
+
+	~Follower()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+
+	/* Read what arrived since the last call; returns the packets seen. */
+	unsigned poll(const Config &cfg, Crafter *cr)
+	{
+		uint8_t buf[256];
+		unsigned n = 0;
+
+		for (int i = 0; fd_ >= 0 && i < 512; i++) {
+			sockaddr_ll from = {};
+			socklen_t fl = sizeof(from);
+			const ssize_t len = recvfrom(fd_, buf, sizeof(buf), MSG_TRUNC,
+			                             reinterpret_cast<sockaddr *>(&from), &fl);
+
+			if (len < 0)
+				break;
+			n += see(cfg, cr, buf, std::min(size_t(len), sizeof(buf)),
+			         from.sll_pkttype == PACKET_OUTGOING);
+		}
+		return n;
+	}
+
+      private:
+	/* One IP packet; only UDP 4791 between the two hosts counts. */
+	static unsigned see(const Config &cfg, Crafter *cr, const uint8_t *p, size_t len,
+	                    bool outgoing)
+	{
+		const Endpoints &ep = cfg.ep;
+		const size_t l3 = ep.ipv6 ? SROCE_IPV6_HDR_BYTES : SROCE_IPV4_HDR_BYTES;
+		const size_t alen = ep.ipv6 ? 16 : 4;
+		const uint8_t *src = p + (ep.ipv6 ? 8 : 12), *dst = src + alen;
+
+		if (len < l3 + SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES || sroce_l3_hdr_len(p) != l3 ||
+		    p[ep.ipv6 ? 6 : 9] != SROCE_IPPROTO_UDP)
+			return 0;
+		const uint8_t *udp = p + l3, *bth = udp + SROCE_UDP_HDR_BYTES;
+		const struct sroce_opcode_info *info = sroce_opcode_get(bth[0]);
+		const uint32_t qpn = sroce_get_be24(bth + 5);
+		const uint32_t next = sroce_psn_add(sroce_get_be24(bth + 9), 1);
+
+		if (sroce_get_be16(udp + 2) != SROCE_UDP_PORT || !info ||
+		    sroce_get_be16(udp) == ep.sport)
+			return 0; /* not RoCE, or one of ours */
+		const bool request = info->flags & SROCE_OPF_REQUEST;
+
+		if (outgoing && !std::memcmp(src, ep.src, alen) &&
+		    !std::memcmp(dst, ep.dst, alen)) {
+			/* Our requests to target QP qpn: its responder is next. */
+			if (request)
+				cr->observe(qpn, true, next);
+			return 1;
+		}
+		if (outgoing || std::memcmp(src, ep.dst, alen) || std::memcmp(dst, ep.src, alen))
+			return 0;
+		for (const Target &t : cfg.targets) {
+			if (!t.has_rqpn || t.rqpn != qpn)
+				continue;
+			/* Its requests: its requester's window ends here; its ACKs:
+			 * its responder took everything up to here.
+			 */
+			cr->observe(t.qpn, !request, next);
+		}
+		return 1;
+	}
+
+	int fd_ = -1;
+};
+
 int run(const Options &o)
 {
 	const Config &cfg = o.cfg;
@@ -359,6 +465,8 @@ int run(const Options &o)
 	int fd = -1;
 	socklen_t dlen = 0;
 	const sockaddr_storage da = dest_addr(cfg.ep, &dlen);
+	Follower follower;
+	uint64_t followed = 0;
 
 	inet_ntop(cfg.ep.ipv6 ? AF_INET6 : AF_INET, cfg.ep.src, src, sizeof(src));
 	inet_ntop(cfg.ep.ipv6 ? AF_INET6 : AF_INET, cfg.ep.dst, dst, sizeof(dst));
@@ -372,6 +480,11 @@ int run(const Options &o)
 		            t.state.empty() ? "?" : t.state.c_str(), t.has_rq_psn ? "" : "?",
 		            t.rq_psn, t.has_sq_psn ? "" : "?", t.sq_psn);
 	std::fflush(stdout);
+	if (!o.follow.empty() && !follower.open(o.follow)) {
+		std::fprintf(stderr, "sroce-wirefuzz: cannot watch %s: %s\n", o.follow.c_str(),
+		             std::strerror(errno));
+		return 1;
+	}
 	if (!o.dry_run) {
 		fd = open_socket(cfg.ep);
 		if (fd < 0) {
@@ -385,6 +498,8 @@ int run(const Options &o)
 	double elapsed = 0;
 
 	while (sent + errors < o.count) {
+		if (!o.follow.empty() && (sent & 15) == 0)
+			followed += follower.poll(cfg, &cr);
 		const Datagram d = cr.next();
 		const Verdict v = cr.judge(d.bytes);
 		const int out = expected_outcome(cfg, v);
@@ -429,6 +544,9 @@ int run(const Options &o)
 			std::printf("expect drop_%s %llu\n", sroce_drop_reason_name(r),
 			            (unsigned long long)expect[r]);
 	std::printf("expect reach_qp %llu\n", (unsigned long long)reach);
+	if (!o.follow.empty())
+		std::printf("followed %llu packets of the peers' own traffic\n",
+		            (unsigned long long)followed);
 	std::printf("sroce-wirefuzz: sent %llu packets, %llu bytes, %llu send errors, in %.1f s "
 	            "(%.0f/s); %llu PSNs moved before live windows, %llu QPNs moved off UC or "
 	            "unknown QPs; digest %016llx\n",

@@ -80,6 +80,8 @@ bool parse_qp_listing(const std::string &text, std::vector<Target> *out, std::st
 			if (key == "lqpn") {
 				ok = number(val, SROCE_QPN_MASK, &t.qpn);
 				have_qpn = ok;
+			} else if (key == "rqpn") {
+				ok = t.has_rqpn = number(val, SROCE_QPN_MASK, &t.rqpn);
 			} else if (key == "type") {
 				type_of(val, &t.type);
 			} else if (key == "state") {

@@ -47,6 +47,8 @@ struct Target {
 	bool has_sq_psn = false;
 	uint32_t rq_psn = 0; /* first PSN its responder expects */
 	uint32_t sq_psn = 0; /* first PSN its requester sends */
+	bool has_rqpn = false;
+	uint32_t rqpn = 0; /* its peer QP, on the fuzzing host */
 	std::string state;
 };
 
@@ -120,6 +122,13 @@ class Crafter
 	 */
 	bool in_live_window(const Verdict &v) const;
 
+	/*
+	 * --follow: the peer host's own traffic showed the next PSN target
+	 * QP @qpn's responder (@responder) or requester expects / sends.
+	 * With --hit-window, PSNs near the window then aim at that PSN.
+	 */
+	void observe(uint32_t qpn, bool responder, uint32_t next_psn);
+
 	/* Packets whose PSN or QPN the safety rule changed. */
 	uint64_t moved() const { return moved_; }
 	uint64_t retargeted() const { return retargeted_; }
@@ -148,7 +157,13 @@ class Crafter
 
 	Datagram craft(int cls);
 
+	struct Live {
+		bool rq = false, sq = false;
+		uint32_t rq_psn = 0, sq_psn = 0;
+	};
+
 	const Config &cfg_;
+	std::vector<Live> live_; /* parallel to cfg_.targets */
 	integ::Rng rng_;
 	unsigned sweep_op_ = 0;
 	uint64_t n_ = 0;
