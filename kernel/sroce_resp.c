@@ -346,6 +346,13 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	struct sroce_res *res;
 	struct sroce_mr *mr;
 
+	/*
+	 * A message is at most 2^31 bytes (IBA 9.4.3). Longer ones would also
+	 * wrap the PSN count below; only a DMA MR (an unsafe global rkey) can
+	 * pass the bounds check with one.
+	 */
+	if (len > SROCE_MAX_MSG_SIZE)
+		return SROCE_RESP_NAK_INV;
 	if (len) {
 		mr = sroce_resp_mr(qp, pkt->reth.rkey, pkt->reth.va, len,
 				   IB_ACCESS_REMOTE_READ);
