@@ -25,7 +25,7 @@ namespace wirefuzz
 namespace
 {
 
-const unsigned kPackets = 20000;
+const unsigned kPackets = 8000;
 
 struct Tally {
 	unsigned icrc_wrong = 0;  /* ICRC-correct but the frame parser disagrees */
