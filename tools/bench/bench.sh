@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The benchmark: one boot of the two-guest rig measures sroce <-> sroce,
+# rxe <-> rxe, sroce <-> rxe and the link itself (iperf3), alternating the
+# implementations over several rounds, then writes results.csv,
+# results.json, table.md (ratios) and bench.png into a results folder.
+# Documentation/benchmark.rst explains every cell.
+#
+#   tools/bench/bench.sh [MODE] [OPTIONS]
+#
+#   (no MODE)         full run ("make bench", about 15-20 min)
+#   --quick           fewer sizes and rounds ("make bench-quick", < 5 min)
+#   --smoke           one round, two sizes, sroce-sroce and rxe-rxe; checks
+#                     only that every cell produced a number that parsed
+#   --profile         perf record in both guests during sroce <-> sroce
+#                     ib_write_bw 64 KiB; prints the top symbols
+#   --report DIR      redo the outputs of an earlier results folder
+#   --rounds N        override the mode's number of rounds
+#   --pairs "A-B ..." override the device pairs (e.g. "sroce-rxe rxe-sroce")
+#   -k KERNEL         guest kernel (tools/vm/run.sh -k)
+#   -o DIR            results folder (default out/bench/MODE-DATE, and
+#                     out/bench/latest points to it)
+#   --publish         copy the outputs into Documentation/bench/
+#
+# Needs sroce.ko for the guest kernel and the provider built ("make module
+# provider"); "make bench" builds them first.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cd "$repo" || exit 1
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+mode=full
+report_dir=""
+publish=0
+out=""
+kernel=()
+usage() { sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; }
+die() {
+	echo "bench: error: $*" >&2
+	exit 1
+}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) mode=quick ;;
+	--smoke) mode=smoke ;;
+	--profile) mode=profile ;;
+	--full) mode=full ;;
+	--report) report_dir=${2:?--report needs a folder}; shift ;;
+	--rounds) BENCH_ROUNDS_OVERRIDE=${2:?}; shift ;;
+	--pairs) BENCH_PAIRS_OVERRIDE=${2:?}; shift ;;
+	-k) kernel=(-k "${2:?}"); shift ;;
+	-o) out=${2:?}; shift ;;
+	--publish) publish=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+export BENCH_ROUNDS_OVERRIDE=${BENCH_ROUNDS_OVERRIDE:-} BENCH_PAIRS_OVERRIDE=${BENCH_PAIRS_OVERRIDE:-}
+
+publish_results() {
+	local d=$1 dst=$repo/Documentation/bench
+	mkdir -p "$dst"
+	cp "$d/table.md" "$dst/results.md"
+	cp "$d/results.json" "$d/results.csv" "$d/bench.png" "$dst/"
+	echo "bench: published to Documentation/bench/ (results.md, results.json, results.csv, bench.png)"
+}
+
+if [ -n "$report_dir" ]; then
+	bash "$here/report.sh" "$report_dir" || exit 1
+	[ "$publish" = 1 ] && publish_results "$report_dir"
+	exit 0
+fi
+
+export BENCH_MODE=$mode
+bench_plan_init || exit 2
+nsteps=$(bench_steps)
+
+# Prerequisites: the plot tool, sroce.ko for the guest kernel, the provider.
+if [ "$mode" != profile ] && ! command -v gnuplot >/dev/null; then
+	bash tools/setup.sh --quiet --need gnuplot-nox || die "gnuplot is missing (tools/setup.sh --need gnuplot-nox)"
+fi
+gk=$(bash tools/vm/run.sh --print-kernel "${kernel[@]}") || die "no guest kernel"
+ko=$repo/sroce.ko
+if [ "$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{ print $1 }')" != "$gk" ]; then
+	ko=$repo/out/kbuild/$gk/sroce.ko
+fi
+[ -f "$ko" ] || die "no sroce.ko for guest kernel $gk (make module KDIR=/lib/modules/$gk/build)"
+[ -f build/provider/libsroce-rdmav34.so ] || die "the provider is not built (make provider)"
+
+stamp=$(date -u +%Y%m%d-%H%M%S)
+[ -n "$out" ] || out=$repo/out/bench/$mode-$stamp
+mkdir -p "$out" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+if [[ "$out" == "$repo/out/bench/"* ]]; then
+	ln -sfn "$(basename "$out")" "$repo/out/bench/latest"
+fi
+
+read -r load_start _ </proc/loadavg
+{
+	echo "mode $mode"
+	echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "git $(git describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "rounds $BENCH_ROUNDS"
+	echo "pairs $BENCH_PAIRS"
+	echo "duration $BENCH_DUR"
+	echo "lat_iters $BENCH_LAT_ITERS"
+	echo "host_cpus $(nproc)"
+	echo "host_load_start $load_start"
+} >"$out/meta"
+
+# Time limit of the whole rig run: what the plan needs at a slow pace.
+limit=$((240 + nsteps * (BENCH_DUR + 25)))
+echo "bench: $mode run, $nsteps steps ($BENCH_ROUNDS rounds of: $BENCH_PAIRS${BENCH_LINK:+, link}), guest kernel $gk"
+echo "bench: results in $out"
+start=$EPOCHSECONDS
+rm -rf "$out/run"
+bash tools/vm/run.sh "${kernel[@]}" -q -t "$limit" -o "$out/run" \
+	-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
+	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
+	tools/bench/guest.sh tools/bench/guest.sh >"$out/rig.log" 2>&1 &
+rig=$!
+
+# The progress line: rewritten in place on a terminal, else one line when
+# the pair changes or every 30 s.
+tty=0
+[ -t 1 ] && tty=1
+last=""
+last_t=0
+while kill -0 "$rig" 2>/dev/null; do
+	sleep 1
+	p=""
+	[ -f "$out/run/progress" ] && read -r p <"$out/run/progress"
+	[ -n "$p" ] || p="0/$nsteps booting the guests"
+	el=$((EPOCHSECONDS - start))
+	line=$(printf 'bench: [%s] %dm%02ds' "$p" $((el / 60)) $((el % 60)))
+	if [ "$tty" = 1 ]; then
+		printf '\r%-100.100s' "$line"
+	elif [ "${p%%:*}" != "${last%%:*}" ] && [ "$((EPOCHSECONDS - last_t))" -ge 30 ] ||
+		[ "$((EPOCHSECONDS - last_t))" -ge 60 ]; then
+		echo "$line"
+		last=$p
+		last_t=$EPOCHSECONDS
+	fi
+done
+[ "$tty" = 1 ] && echo
+wait "$rig"
+rc=$?
+read -r load_end _ </proc/loadavg
+echo "host_load_end $load_end" >>"$out/meta"
+echo "elapsed $((EPOCHSECONDS - start))" >>"$out/meta"
+[ -f "$out/run/guest-meta" ] && sed 's/^/guest_/' "$out/run/guest-meta" >>"$out/meta"
+if [ "$rc" != 0 ]; then
+	tail -n 20 "$out/rig.log" >&2
+	die "the rig run failed (status $rc): $out/run (console-*.log, */script.log)"
+fi
+echo "bench: rig run done in $((EPOCHSECONDS - start)) s"
+
+if [ "$mode" = profile ]; then
+	for r in a b; do
+		[ -s "$out/run/$r/profile.txt" ] || die "guest $r wrote no profile ($out/run/$r/perf-record.log)"
+		cp "$out/run/$r/profile.txt" "$out/profile-$r.txt"
+		head -n 40 "$out/profile-$r.txt"
+		echo
+	done
+	awk '$5 == "bw_MiBps" { print "bench: ib_write_bw 64 KiB under perf: " $6 " MiB/s" }' "$out/run/b/raw.tsv"
+	echo "bench: profiles in $out/profile-a.txt, profile-b.txt (perf.data in $out/run/a, b)"
+	exit 0
+fi
+
+bash "$here/report.sh" "$out" || die "the report failed"
+
+# Every planned cell must have produced its numbers (smoke asserts only
+# this); failed cells are listed in every mode.
+fails=$(awk '$5 == "fail"' "$out/run/a/raw.tsv" "$out/run/b/raw.tsv" | sort -u)
+missing=0
+while read -r t size _; do
+	for p in $BENCH_PAIRS; do
+		awk -v p="$p" -v t="$t" -v s="$size" '$2 == p && $3 == t && $4 == s && $5 != "fail"' \
+			"$out/raw.tsv" | grep -q . || missing=$((missing + 1))
+	done
+done <<<"$BENCH_TESTS"
+for t in $BENCH_LINK; do
+	awk -v t="$t" '$2 == "link" && $3 == t && $5 == "bw_MiBps"' "$out/raw.tsv" |
+		grep -q . || missing=$((missing + 1))
+done
+if [ -n "$fails" ]; then
+	echo "bench: failed cells (round pair test size):"
+	awk '{ print "    " $1, $2, $3, $4 ": " $6 }' <<<"$fails"
+fi
+cat "$out/table.md"
+echo "bench: $out/table.md, results.csv, results.json, bench.png"
+if [ "$mode" = smoke ]; then
+	nnum=$(awk '$5 != "fail"' "$out/raw.tsv" | wc -l)
+	[ "$missing" = 0 ] && [ -z "$fails" ] && [ -s "$out/bench.png" ] ||
+		die "smoke: $missing cells without a result, $(grep -c . <<<"$fails") failures"
+	echo "bench: smoke OK: every cell produced numbers ($nnum parsed)"
+fi
+[ "$publish" = 1 ] && publish_results "$out"
+exit 0

@@ -1,0 +1,361 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The benchmark's guest half (both roles), started by tools/bench/bench.sh
+# through tools/vm/run.sh. Walks the plan of tools/bench/lib.sh in step with
+# the peer: for each round and device pair, both guests switch to their
+# device (sroce and rdma_rxe both own UDP port 4791, so the other one's link
+# is deleted, and rdma_rxe unloaded for sroce, whose link add would
+# otherwise find the port taken), then run every perftest cell; each round
+# ends with the link itself (iperf3). Guest a is the perftest server, guest
+# b the client.
+#
+# Each guest appends what it measured to $RIG_OUT/raw.tsv, one line per
+# number: "ROUND PAIR TEST SIZE METRIC VALUE" (a failed cell: METRIC "fail",
+# VALUE the reason with spaces as "_"). Guest b records the perftest and
+# iperf3 results; both record the CPU cost of bandwidth cells, measured in
+# the middle of the transfer: from the first burst of traffic on the link,
+# for half the test's duration, the guest's busy CPU time (/proc/stat) and
+# the bytes its interface sent and received.
+#
+# In profile mode (BENCH_MODE=profile) each guest also runs
+# "perf record -a" (cpu-clock) around the one cell and writes the top
+# symbols to $RIG_OUT/profile.txt.
+export RIG_TEST=bench
+# shellcheck source=../../selftests/lib/guest.sh
+. "$RIG_REPO/selftests/lib/guest.sh"
+# shellcheck source=lib.sh
+. "$RIG_REPO/tools/bench/lib.sh"
+
+rig_require_peer
+bench_plan_init || rig_fail "no plan for mode ${BENCH_MODE:-}"
+raw=$RIG_OUT/raw.tsv
+: >"$raw"
+step=0
+nsteps=$(bench_steps)
+round=0
+pair=none
+
+# Progress for the host's progress line (guest a writes it).
+progress() {
+	rig_is_a || return 0
+	echo "$step/$nsteps round $round/$BENCH_ROUNDS $pair: $*" >"$RIG_SHARED/progress.new"
+	mv -f "$RIG_SHARED/progress.new" "$RIG_SHARED/progress"
+}
+
+record() {
+	echo "$round $pair $1 $2 $3 $4" >>"$raw"
+}
+
+# record_fail TEST SIZE REASON...
+record_fail() {
+	local t=$1 s=$2 why
+	shift 2
+	why="$*"
+	rig_log "FAILED $pair $t $s: $why"
+	record "$t" "$s" fail "${why// /_}"
+}
+
+# switch_to TYPE: make TYPE0 this guest's only RDMA device; sets DEV, GID.
+switch_to() {
+	local t=$1 other=rxe
+	[ "$t" = rxe ] && other=sroce
+	if [ -e "/sys/class/infiniband/${other}0" ]; then
+		rdma link delete "${other}0" || rig_fail "rdma link delete ${other}0 failed"
+	fi
+	if [ "$t" = rxe ]; then
+		[ -d /sys/module/rdma_rxe ] || modprobe rdma_rxe || rig_fail "modprobe rdma_rxe failed"
+	else
+		if [ -d /sys/module/rdma_rxe ]; then
+			modprobe -r rdma_rxe || rig_fail "modprobe -r rdma_rxe failed"
+		fi
+		rig_load_module sroce
+	fi
+	rig_add_link "${t}0" "$t"
+	DEV=${t}0
+	GID=$(rig_gid_index "$DEV" "$RIG_IP4") || rig_fail "$DEV: no RoCEv2 GID for $RIG_IP4"
+}
+
+# snap: "BUSY SYS BYTES" now: CPU jiffies spent busy (user, nice, system,
+# irq, softirq, steal) and in the kernel (system, irq, softirq), and the
+# bytes the link interface sent plus received. Builtins only.
+snap() {
+	local _c us ni sy _id _io irq sirq st tx rx
+	read -r _c us ni sy _id _io irq sirq st _ </proc/stat
+	read -r tx <"/sys/class/net/$RIG_IFACE/statistics/tx_bytes"
+	read -r rx <"/sys/class/net/$RIG_IFACE/statistics/rx_bytes"
+	echo "$((us + ni + sy + irq + sirq + st)) $((sy + irq + sirq)) $((tx + rx))"
+}
+
+# cpu_sample PID SECONDS: wait for the transfer of PID to start (32 KiB on
+# the link within 0.1 s), then measure SECONDS of it. Sets CPU_SAMPLE to
+# "BUSY SYS BYTES" (deltas) or "" when PID ended before the window did.
+cpu_sample() {
+	local pid=$1 w=$2 b0 b1 b2 s1 s2 end
+	CPU_SAMPLE=""
+	end=$((EPOCHSECONDS + 60))
+	read -r _ _ b0 <<<"$(snap)"
+	while :; do
+		kill -0 "$pid" 2>/dev/null || return 0
+		[ "$EPOCHSECONDS" -lt "$end" ] || return 0
+		rig_sleep 0.1
+		read -r _ _ b1 <<<"$(snap)"
+		[ $((b1 - b0)) -gt 32768 ] && break
+		b0=$b1
+	done
+	s1=$(snap)
+	rig_sleep "$w"
+	s2=$(snap)
+	kill -0 "$pid" 2>/dev/null || return 0
+	read -r b0 b1 b2 <<<"$s1"
+	read -r s1 end w <<<"$s2"
+	CPU_SAMPLE="$((s1 - b0)) $((end - b1)) $((w - b2))"
+}
+
+# record_cpu TEST SIZE: the last sample as raw counts (the host turns them
+# into seconds per GB): busy jiffies (jb_ROLE), kernel jiffies (js_ROLE),
+# interface bytes (by_ROLE).
+record_cpu() {
+	local busy sys bytes r=$RIG_ROLE
+	[ -n "$CPU_SAMPLE" ] || return 0
+	read -r busy sys bytes <<<"$CPU_SAMPLE"
+	[ "$bytes" -gt 0 ] || return 0
+	record "$1" "$2" "jb_$r" "$busy"
+	record "$1" "$2" "js_$r" "$sys"
+	record "$1" "$2" "by_$r" "$bytes"
+}
+
+# half SECONDS: SECONDS / 2 as a decimal (builtins only: every exec costs
+# a tenth of a second or more under TCG).
+half() {
+	if [ $(($1 % 2)) = 0 ]; then echo $(($1 / 2)); else echo "$(($1 / 2)).5"; fi
+}
+
+# num X: X is a positive decimal number.
+num() {
+	[[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ "$1" =~ [1-9] ]]
+}
+
+# result_row LOG SIZE: the fields after "SIZE ITERATIONS" of perftest's
+# result row (bash only).
+result_row() {
+	local f
+	while read -ra f; do
+		if [ "${f[0]:-}" = "$2" ] && [[ "${f[1]:-}" =~ ^[0-9]+$ ]] && [ ${#f[@]} -ge 5 ]; then
+			echo "${f[*]:2}"
+			return 0
+		fi
+	done <"$1"
+	return 1
+}
+
+profile_start() {
+	[ "$BENCH_MODE" = profile ] || return 0
+	# perf takes many seconds to start under TCG: it starts with its events
+	# disabled, and the test begins only once it acknowledged "enable".
+	local ctl ack=""
+	rm -f /tmp/perf.ctl /tmp/perf.ack
+	mkfifo /tmp/perf.ctl /tmp/perf.ack || rig_fail "mkfifo failed"
+	perf record -e cpu-clock -F 999 -a -g -D -1 \
+		--control=fifo:/tmp/perf.ctl,/tmp/perf.ack \
+		-o /tmp/perf.data >"$RIG_OUT/perf-record.log" 2>&1 &
+	PROF_PID=$!
+	exec {ctl}>/tmp/perf.ctl
+	echo enable >&"$ctl"
+	read -r -t 120 ack </tmp/perf.ack
+	exec {ctl}>&-
+	[ "$ack" = ack ] || rig_fail "perf record did not start (ack: '$ack')"
+}
+
+profile_stop() {
+	[ "$BENCH_MODE" = profile ] || return 0
+	kill -INT "$PROF_PID" 2>/dev/null
+	wait "$PROF_PID"
+	{
+		echo "== guest $RIG_ROLE ($DEV), $*: top symbols, all CPU time of the guest"
+		perf report -i /tmp/perf.data --stdio --no-children -g none \
+			--sort dso,sym --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep .
+		echo
+		echo "== guest $RIG_ROLE: by DSO"
+		perf report -i /tmp/perf.data --stdio --no-children -g none \
+			--sort dso --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep .
+	} >"$RIG_OUT/profile.txt"
+	cp /tmp/perf.data "$RIG_OUT/perf.data" 2>/dev/null
+}
+
+# perftest_cell TEST SIZE TOOL ARGS...: one perftest run between the guests.
+perftest_cell() {
+	local t=$1 size=$2 tool=$3 port=$((18515 + step % 50)) lim log pid rc=0 row v
+	local bw=0 args
+	shift 3
+	case "$t" in *_bw*) bw=1 ;; esac
+	args=("$@" -d "$DEV" -x "$GID" -F -p "$port")
+	if [ "$bw" = 1 ]; then
+		args+=(-D "$BENCH_DUR" -f 0)
+		lim=$((BENCH_DUR + 60))
+	else
+		args+=(-n "$BENCH_LAT_ITERS")
+		lim=120
+	fi
+	log=$RIG_OUT/logs/r$round.$pair.$t.$size.log
+	CPU_SAMPLE=""
+	profile_start
+	if rig_is_a; then
+		timeout -k 3 "$lim" "$tool" "${args[@]}" >"$log" 2>&1 &
+		pid=$!
+		if rig_wait_listen "$port" 40; then
+			rig_signal "listen-$step"
+			[ "$bw" = 1 ] && cpu_sample "$pid" "$(half "$BENCH_DUR")"
+		else
+			kill "$pid" 2>/dev/null
+		fi
+		wait "$pid" || rc=$?
+	else
+		if rig_wait "listen-$step" 60 >/dev/null; then
+			timeout -k 3 "$lim" "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 &
+			pid=$!
+			[ "$bw" = 1 ] && cpu_sample "$pid" "$(half "$BENCH_DUR")"
+			wait "$pid" || rc=$?
+		else
+			rc=1
+			echo "the server never listened" >"$log"
+		fi
+	fi
+	profile_stop "$tool ${args[*]}"
+	if [ "$rc" != 0 ]; then
+		rig_is_b && record_fail "$t" "$size" "$tool exited $rc"
+		return 0
+	fi
+	record_cpu "$t" "$size"
+	rig_is_b || return 0
+	if [ "$bw" = 1 ]; then
+		row=$(result_row "$log" "$size") || {
+			record_fail "$t" "$size" "no result row"
+			return 0
+		}
+		read -r _ v rate <<<"$row"
+		num "$v" || {
+			record_fail "$t" "$size" "bandwidth $v"
+			return 0
+		}
+		record "$t" "$size" bw_MiBps "$v"
+		record "$t" "$size" rate_Mpps "$rate"
+	else
+		# MIN MAX TYPICAL AVG STDEV P99 P99.9
+		row=$(result_row "$log" "$size")
+		# shellcheck disable=SC2086
+		set -- $row
+		if ! num "${3:-}" || ! num "${6:-}"; then
+			record_fail "$t" "$size" "no latency (row: ${row:-none})"
+			return 0
+		fi
+		record "$t" "$size" typical_us "$3"
+		record "$t" "$size" p99_us "$6"
+	fi
+}
+
+# link_cell PROTO: iperf3 between the guests over the same link.
+link_cell() {
+	local proto=$1 port=$((5201 + step % 50)) log pid rc=0 d=$BENCH_DUR rate loss args
+	[ "$d" -lt 2 ] && d=2
+	log=$RIG_OUT/logs/r$round.link.$proto.log
+	CPU_SAMPLE=""
+	args=(-c "$RIG_PEER_IP4" -p "$port" -t "$d" -f m)
+	[ "$proto" = udp ] && args+=(-u -b 0 -l 4096)
+	if rig_is_a; then
+		timeout -k 3 $((d + 40)) iperf3 -s -1 -p "$port" -f m >"$log" 2>&1 &
+		pid=$!
+		if rig_wait_listen "$port" 30; then
+			rig_signal "listen-$step"
+			cpu_sample "$pid" "$(half "$d")"
+		else
+			kill "$pid" 2>/dev/null
+		fi
+		wait "$pid" || rc=$?
+	else
+		if rig_wait "listen-$step" 60 >/dev/null; then
+			timeout -k 3 $((d + 40)) iperf3 "${args[@]}" >"$log" 2>&1 &
+			pid=$!
+			cpu_sample "$pid" "$(half "$d")"
+			wait "$pid" || rc=$?
+		else
+			rc=1
+		fi
+	fi
+	if [ "$rc" != 0 ]; then
+		rig_is_b && record_fail "$proto" 0 "iperf3 exited $rc"
+		return 0
+	fi
+	record_cpu "$proto" 0
+	rig_is_b || return 0
+	# The receiver's line: its rate (Mbit/s; the host converts to MiB/s, the
+	# unit of perftest's MB/sec) and, for UDP, the loss "(N%)".
+	local f i line=""
+	while read -ra f; do
+		[ ${#f[@]} -gt 0 ] && [ "${f[-1]}" = receiver ] && line="${f[*]}"
+	done <"$log"
+	read -ra f <<<"$line"
+	rate=""
+	loss=""
+	for ((i = 1; i < ${#f[@]}; i++)); do
+		[ "${f[i]}" = Mbits/sec ] && rate=${f[i - 1]}
+		[[ "${f[i]}" =~ ^\(([0-9.e+-]+)%\)$ ]] && loss=${BASH_REMATCH[1]}
+	done
+	num "$rate" || {
+		record_fail "$proto" 0 "no receiver rate"
+		return 0
+	}
+	record "$proto" 0 bw_Mbps "$rate"
+	[ "$proto" = udp ] && [ -n "$loss" ] && record udp 0 loss_pct "$loss"
+	return 0
+}
+
+# Step barrier: both halves finished the step before the next one starts.
+step_done() {
+	rig_barrier "done-$step" 180 || rig_fail "the peer did not finish step $step"
+}
+
+mkdir -p "$RIG_OUT/logs"
+rig_use_sroce_provider
+# libibverbs loads every provider listed in /etc/libibverbs.d in every
+# process, about a second per perftest run under TCG: this guest sees only
+# rxe's there (sroce's provider comes from RDMAV_DRIVERS).
+mkdir -p /run/bench-ibverbs.d
+cp /etc/libibverbs.d/rxe.driver /run/bench-ibverbs.d/ &&
+	mount --bind /run/bench-ibverbs.d /etc/libibverbs.d ||
+	rig_log "could not narrow /etc/libibverbs.d (runs are slower)"
+if rig_is_a; then
+	{
+		echo "kernel $(uname -r)"
+		echo "perftest $(ib_write_bw --version 2>/dev/null | awk '{ print $NF }')"
+		echo "iperf3 $(iperf3 --version 2>/dev/null | awk 'NR == 1 { print $2 }')"
+		echo "vcpus $(nproc)"
+		echo "mtu $RIG_MTU"
+	} >"$RIG_SHARED/guest-meta"
+fi
+
+for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+	for pair in $(bench_pairs_of_round "$round"); do
+		progress "switching devices"
+		if rig_is_a; then switch_to "${pair%-*}"; else switch_to "${pair#*-}"; fi
+		rig_barrier "switch-$round-$pair" 120 || rig_fail "the peer did not switch to $pair"
+		while read -r t size tool args <&3; do
+			step=$((step + 1))
+			progress "$t $size"
+			# shellcheck disable=SC2086 # args is a list of words
+			perftest_cell "$t" "$size" "$tool" $args
+			step_done
+		done 3<<<"$BENCH_TESTS"
+	done
+	pair="link"
+	for proto in $BENCH_LINK; do
+		step=$((step + 1))
+		progress "iperf3 $proto"
+		link_cell "$proto"
+		step_done
+	done
+done
+step=$nsteps
+round=$BENCH_ROUNDS
+progress "done"
+rig_log "$nsteps steps done"

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The benchmark's plan, shared by the host driver (tools/bench/bench.sh) and
+# the guest script (tools/bench/guest.sh), so that both guests and the
+# progress line agree on every step. Source it, set BENCH_MODE (full, quick,
+# smoke or profile) and call bench_plan_init.
+#
+# After bench_plan_init:
+#   BENCH_ROUNDS     rounds (each round measures every pair once)
+#   BENCH_PAIRS      device pairs "TYPEA-TYPEB"; guest a uses TYPEA (the
+#                    perftest server, responder of WRITE and READ), guest b
+#                    TYPEB (the client: the requester)
+#   BENCH_DUR        seconds of each bandwidth test (perftest -D)
+#   BENCH_LAT_ITERS  iterations of each latency test (perftest -n)
+#   BENCH_LINK       link tests: tcp, udp (iperf3), or empty
+#   BENCH_TESTS      one line per perftest cell: "TEST SIZE TOOL [ARGS...]"
+#                    (TEST names the cell: write_bw, write_bw_q4, send_lat...)
+# bench_pairs_of_round R prints round R's pairs, rotated so that the order of
+# the implementations alternates from round to round; bench_steps prints the
+# number of steps (one per perftest or iperf3 run).
+
+# shellcheck disable=SC2034 # the BENCH_* variables are for the caller
+bench_plan_init() {
+	local sizes_w sizes_rs s
+	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
+	BENCH_LINK="tcp udp"
+	case "${BENCH_MODE:-full}" in
+	full)
+		BENCH_ROUNDS=3
+		BENCH_DUR=2
+		BENCH_LAT_ITERS=200
+		sizes_w="64 256 1024 4096 16384 65536 262144 1048576"
+		sizes_rs="64 65536 1048576"
+		;;
+	quick)
+		BENCH_ROUNDS=2
+		BENCH_DUR=1
+		BENCH_LAT_ITERS=100
+		sizes_w="64 65536 1048576"
+		sizes_rs="65536"
+		;;
+	smoke)
+		BENCH_ROUNDS=1
+		BENCH_DUR=1
+		BENCH_LAT_ITERS=50
+		BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe"}
+		BENCH_LINK="tcp"
+		sizes_w="64 65536"
+		sizes_rs=""
+		;;
+	profile)
+		BENCH_ROUNDS=1
+		BENCH_DUR=${BENCH_PROFILE_SECONDS:-8}
+		BENCH_LAT_ITERS=50
+		BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce"}
+		BENCH_LINK=""
+		sizes_w=65536
+		sizes_rs=""
+		;;
+	*)
+		echo "bench: unknown mode $BENCH_MODE" >&2
+		return 1
+		;;
+	esac
+	BENCH_ROUNDS=${BENCH_ROUNDS_OVERRIDE:-$BENCH_ROUNDS}
+	BENCH_TESTS=""
+	for s in $sizes_w; do
+		BENCH_TESTS+="write_bw $s ib_write_bw -s $s"$'\n'
+	done
+	for s in $sizes_rs; do
+		BENCH_TESTS+="read_bw $s ib_read_bw -s $s"$'\n'
+	done
+	for s in $sizes_rs; do
+		BENCH_TESTS+="send_bw $s ib_send_bw -s $s"$'\n'
+	done
+	case "$BENCH_MODE" in
+	full | quick)
+		BENCH_TESTS+="write_bw_q4 65536 ib_write_bw -s 65536 -q 4"$'\n'
+		BENCH_TESTS+="write_bw_bidir 65536 ib_write_bw -s 65536 -b"$'\n'
+		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
+		BENCH_TESTS+="write_lat 2 ib_write_lat -s 2"$'\n'
+		BENCH_TESTS+="read_lat 2 ib_read_lat -s 2"$'\n'
+		;;
+	smoke)
+		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
+		;;
+	esac
+	BENCH_TESTS=${BENCH_TESTS%$'\n'}
+}
+
+bench_pairs_of_round() {
+	local r=$1 p=() i n
+	read -ra p <<<"$BENCH_PAIRS"
+	n=${#p[@]}
+	for ((i = 0; i < n; i++)); do
+		echo "${p[$(((i + r - 1) % n))]}"
+	done
+}
+
+bench_steps() {
+	local np nt nl
+	np=$(wc -w <<<"$BENCH_PAIRS")
+	nt=$(grep -c . <<<"$BENCH_TESTS")
+	nl=$(wc -w <<<"$BENCH_LINK")
+	echo $((BENCH_ROUNDS * (np * nt + nl)))
+}
