@@ -110,6 +110,21 @@ ctrl_vmalloc_kb() {
 	awk '/^VmallocUsed:/ { print $2 }' /proc/meminfo
 }
 
+# ctrl_slab_snapshot FILE: "cache active_objs" of every slab cache, sorted
+# (FILE stays empty when /proc/slabinfo is not readable).
+ctrl_slab_snapshot() {
+	: >"$1"
+	[ -r /proc/slabinfo ] || return 0
+	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo | sort >"$1"
+}
+
+# ctrl_slab_grown BEFORE AFTER MAX: the caches (of two snapshots) whose
+# active objects grew by more than MAX, as "cache +N". vmap_area is left
+# out: since 6.9 vmalloc keeps freed areas in per-node pools.
+ctrl_slab_grown() {
+	join "$1" "$2" | awk -v max="$3" '$1 != "vmap_area" && $3 - $2 > max { print $1 " +" $3 - $2 }'
+}
+
 # --- sroce-verbs-check ------------------------------------------------------
 
 # ctrl_vc NAME SECONDS ARGS...: run sroce-verbs-check ARGS with a time limit;

@@ -55,16 +55,7 @@ uint64_t device_ns(ibv_context *ctx, uint64_t khz)
 
 bool connect(ibv_qp *qp, const GidChoice &gid, uint32_t dest)
 {
-	QpTransition t = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
-
-	if (ibv_modify_qp(qp, &t.attr, t.mask))
-		return false;
-	t = to_rtr(IBV_QPT_RC, gid, dest);
-	if (ibv_modify_qp(qp, &t.attr, t.mask))
-		return false;
-	t = to_rts(IBV_QPT_RC);
-	t.attr.sq_psn = kRqPsn;
-	return ibv_modify_qp(qp, &t.attr, t.mask) == 0;
+	return connect_rc(qp, gid, dest, IBV_ACCESS_LOCAL_WRITE) == 0;
 }
 
 int run(ibv_context *ctx, const GidChoice &gid)

@@ -189,16 +189,10 @@ bool RingRun::setup()
 
 bool RingRun::connect(ibv_qp *qp, uint32_t dest)
 {
-	QpTransition t = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
+	int err = connect_rc(qp, gid_, dest, IBV_ACCESS_LOCAL_WRITE);
 
-	if (ibv_modify_qp(qp, &t.attr, t.mask))
-		return false;
-	t = to_rtr(IBV_QPT_RC, gid_, dest);
-	if (ibv_modify_qp(qp, &t.attr, t.mask))
-		return false;
-	t = to_rts(IBV_QPT_RC);
-	t.attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
-	return ibv_modify_qp(qp, &t.attr, t.mask) == 0;
+	errno = err;
+	return err == 0;
 }
 
 bool RingRun::make_pair(Pair *p, const std::string &name)
@@ -277,16 +271,10 @@ bool RingRun::good_send(Pair &p, const std::string &name)
 
 void RingRun::expect_state(ibv_qp *qp, ibv_qp_state want, const std::string &name)
 {
-	ibv_qp_attr a{};
-	ibv_qp_init_attr ia{};
+	const int got = wait_qp_state(qp, want, 1000);
 
-	for (int i = 0; i < 100; i++) {
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == want)
-			break;
-		usleep(10000);
-	}
-	r_.check(a.qp_state == want, name, "QP %u in %s (%s)", qp->qp_num, qp_state_name(want),
-	         qp_state_name(a.qp_state));
+	r_.check(got == want, name, "QP %u in %s (%s)", qp->qp_num, qp_state_name(want),
+	         qp_state_name(got));
 }
 
 void RingRun::expect_fatal(ibv_qp *qp, const std::string &name)

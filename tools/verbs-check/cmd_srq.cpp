@@ -126,16 +126,12 @@ bool SrqRun::setup()
 
 	ibv_qp *pair[2] = {sender_.get(), receiver_.get()};
 	for (int i = 0; i < 2; i++) {
-		QpTransition t = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
-		if (ibv_modify_qp(pair[i], &t.attr, t.mask))
-			return r_.check(false, "qp.connect", "INIT: %s", errno_name(errno).c_str());
-		t = to_rtr(IBV_QPT_RC, gid_, pair[1 - i]->qp_num);
-		if (ibv_modify_qp(pair[i], &t.attr, t.mask))
-			return r_.check(false, "qp.connect", "RTR: %s", errno_name(errno).c_str());
-		t = to_rts(IBV_QPT_RC);
-		t.attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
-		if (ibv_modify_qp(pair[i], &t.attr, t.mask))
-			return r_.check(false, "qp.connect", "RTS: %s", errno_name(errno).c_str());
+		const char *stage = "";
+		int err =
+		    connect_rc(pair[i], gid_, pair[1 - i]->qp_num, IBV_ACCESS_LOCAL_WRITE, &stage);
+		if (err)
+			return r_.check(false, "qp.connect", "%s: %s", stage,
+			                errno_name(err).c_str());
 	}
 	r_.pass("qp.connect", "sender -> SRQ QP over the loopback path");
 

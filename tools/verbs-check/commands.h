@@ -23,6 +23,8 @@ int cmd_srq(int argc, char **argv);
 int cmd_qkey(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
 int cmd_cqex(int argc, char **argv);
+int cmd_isolation(int argc, char **argv);
+int cmd_fuzz(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

@@ -33,6 +33,10 @@ static const char usage_text[] =
     "      forged WQEs and ring indices in sroce's mapped rings (loopback)\n"
     "  srq DEV [--gid-index I]\n"
     "      SRQ limit event, resize with receives posted, SRQ rules (loopback)\n"
+    "  isolation DEV [--gid-index I] [--publish FILE [--hold S] | --foreign FILE]\n"
+    "      keys of other PDs, dead, invalidated or guessed keys fail (loopback)\n"
+    "  fuzz DEV [--seed S] [--iters N] [--seconds S] [--verbose]\n"
+    "      random verbs calls with partly invalid arguments; results tallied\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -115,10 +119,16 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*run)(int, char **);
 	} commands[] = {
-	    {"devinfo", vc::cmd_devinfo}, {"objects", vc::cmd_objects},
-	    {"invalid", vc::cmd_invalid}, {"hold", vc::cmd_hold},
-	    {"srq", vc::cmd_srq},         {"qkey", vc::cmd_qkey},
-	    {"ring", vc::cmd_ring},       {"cqex", vc::cmd_cqex},
+	    {"devinfo", vc::cmd_devinfo},
+	    {"objects", vc::cmd_objects},
+	    {"invalid", vc::cmd_invalid},
+	    {"hold", vc::cmd_hold},
+	    {"srq", vc::cmd_srq},
+	    {"qkey", vc::cmd_qkey},
+	    {"ring", vc::cmd_ring},
+	    {"cqex", vc::cmd_cqex},
+	    {"isolation", vc::cmd_isolation},
+	    {"fuzz", vc::cmd_fuzz},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 namespace vc
 {
@@ -231,6 +232,23 @@ ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms)
 	return cq;
 }
 
+int wait_qp_state(ibv_qp *qp, ibv_qp_state want, int timeout_ms)
+{
+	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+	int state = -1;
+
+	for (;;) {
+		ibv_qp_attr a{};
+		ibv_qp_init_attr ia{};
+
+		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0)
+			state = a.qp_state;
+		if (state == want || std::chrono::steady_clock::now() >= end)
+			return state;
+		usleep(10000);
+	}
+}
+
 int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms)
 {
 	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -309,6 +327,26 @@ QpTransition to_rts(ibv_qp_type type)
 		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	return t;
+}
+
+int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+               const char **stage)
+{
+	QpTransition steps[3] = {to_init(IBV_QPT_RC, access), to_rtr(IBV_QPT_RC, gid, dest_qpn),
+	                         to_rts(IBV_QPT_RC)};
+	static const char *const names[3] = {"INIT", "RTR", "RTS"};
+
+	steps[2].attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
+	for (int i = 0; i < 3; i++) {
+		int err = ibv_modify_qp(qp, &steps[i].attr, steps[i].mask);
+
+		if (err) {
+			if (stage)
+				*stage = names[i];
+			return err;
+		}
+	}
+	return 0;
 }
 
 } /* namespace vc */

@@ -52,6 +52,10 @@ template <> inline const char *object_name<ibv_srq>()
 {
 	return "SRQ";
 }
+template <> inline const char *object_name<ibv_mw>()
+{
+	return "memory window";
+}
 template <> inline const char *object_name<ibv_comp_channel>()
 {
 	return "completion channel";
@@ -133,6 +137,12 @@ int wait_async_event(ibv_context *ctx, int timeout_ms, ibv_async_event *event);
  */
 ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms);
 
+/*
+ * Queries @qp's state until it is @want or @timeout_ms passed; returns the
+ * last state read (-1 if no query succeeded).
+ */
+int wait_qp_state(ibv_qp *qp, ibv_qp_state want, int timeout_ms);
+
 /* Polls @cq until @want completions arrived or @timeout_ms passed. */
 int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms);
 
@@ -146,6 +156,16 @@ QpTransition to_init(ibv_qp_type type, unsigned int access);
 /* RTR towards QP @dest_qpn at GID @gid (a loopback path when it is ours). */
 QpTransition to_rtr(ibv_qp_type type, const GidChoice &gid, uint32_t dest_qpn);
 QpTransition to_rts(ibv_qp_type type);
+
+/*
+ * Walks RC QP @qp through INIT (with @access), RTR and RTS towards QP
+ * @dest_qpn on the path to @gid (a loopback path when the GID is ours);
+ * the send PSN is what the peer's to_rtr() expects, so two QPs connected
+ * to each other this way form a pair. Returns 0, or the errno of the
+ * transition that failed and its name in @stage.
+ */
+int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+               const char **stage = nullptr);
 
 /* The values to_rtr() and to_rts() set, for comparing a query. */
 enum : uint32_t {
