@@ -102,6 +102,7 @@ class Fuzzer
 	void sges(ibv_sge *sg, int n, bool inl);
 	/* An SGE or a remote range inside a live MR (a post that can work). */
 	void clean_sge(ibv_sge *sg, uint32_t len);
+	uint64_t inside(const ibv_mr *mr, uint32_t len);
 	void clean_remote(uint64_t *remote, uint32_t *key, uint32_t len);
 	void clean_wr(ibv_send_wr &w, const QpRec &q, ibv_sge *sg);
 	void random_wr(ibv_send_wr &w, const QpRec &q, ibv_sge *sg);
@@ -306,24 +307,33 @@ void Fuzzer::sges(ibv_sge *sg, int n, bool inl)
 	}
 }
 
+/* [addr, addr + len) inside @mr; 8-byte aligned for len 8 (atomics) if possible. */
+uint64_t Fuzzer::inside(const ibv_mr *mr, uint32_t len)
+{
+	const uint64_t base = reinterpret_cast<uintptr_t>(mr->addr);
+	const uint64_t end = base + mr->length;
+	const uint64_t first = len == 8 ? (base + 7) & ~7ull : base;
+
+	if (first + len > end)
+		return base;
+	return first +
+	       (rnd(uint32_t((end - len - first) / (len == 8 ? 8 : 1) + 1)) * (len == 8 ? 8 : 1));
+}
+
 void Fuzzer::clean_sge(ibv_sge *sg, uint32_t len)
 {
 	const ibv_mr *mr = pick(mrs_);
-	const uint32_t n = uint32_t(std::min<size_t>(mr->length, len));
-	const uint64_t off = rnd(uint32_t(mr->length - n + 1)) & ~7ull;
 
-	sg->addr = reinterpret_cast<uintptr_t>(mr->addr) + off;
-	sg->length = n;
+	sg->length = uint32_t(std::min<size_t>(mr->length, len));
+	sg->addr = inside(mr, sg->length);
 	sg->lkey = mr->lkey;
 }
 
 void Fuzzer::clean_remote(uint64_t *remote, uint32_t *key, uint32_t len)
 {
 	const ibv_mr *mr = pick(mrs_);
-	const uint32_t n = uint32_t(std::min<size_t>(mr->length, len));
 
-	*remote =
-	    reinterpret_cast<uintptr_t>(mr->addr) + (rnd(uint32_t(mr->length - n + 1)) & ~7ull);
+	*remote = inside(mr, uint32_t(std::min<size_t>(mr->length, len)));
 	*key = mr->rkey;
 }
 
@@ -858,7 +868,12 @@ void Fuzzer::post_send()
 			w.wr.ud.remote_qkey = coin(50) ? kQkey : any32();
 		}
 	}
-	note("post_send", ibv_post_send(q.qp, wr, &bad));
+	const int err = ibv_post_send(q.qp, wr, &bad);
+	if (verbose_ && err && bad)
+		std::printf("post_send: QP %u %s%s, WR %d opcode %d flags 0x%x num_sge %d\n",
+		            q.qp->qp_num, qp_type_name(q.type), q.connected ? " connected" : "",
+		            int(bad - wr), int(bad->opcode), bad->send_flags, bad->num_sge);
+	note("post_send", err);
 }
 
 void Fuzzer::post_recv()
