@@ -389,7 +389,7 @@ enum sroce_swqe_kind {
 	SROCE_SWQE_SEND,
 	SROCE_SWQE_WRITE,
 	SROCE_SWQE_READ,
-	SROCE_SWQE_ATOMIC,
+	SROCE_SWQE_ATOMIC,	/* also ATOMIC WRITE: one PSN, one answer */
 	SROCE_SWQE_LOCAL,	/* LOCAL_INV, REG_MR: no packet */
 };
 
@@ -578,6 +578,7 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
 int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		  u32 len, enum sroce_copy_dir dir);
+int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value);
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig);
 int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,

@@ -278,8 +278,20 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 }
 
 /*
- * The WQE that a READ response or atomic ACK answers: the oldest one, of
- * @kind, waiting for exactly this PSN. The response first acknowledges
+ * The kind of response that answers @s: READ responses answer READs and,
+ * empty, ATOMIC WRITEs (IBA A19.4); atomic ACKs answer the other atomics.
+ */
+static u8 sroce_comp_answer_kind(const struct sroce_swqe *s)
+{
+	if (s->kind == SROCE_SWQE_ATOMIC && s->w.opcode == SROCE_WR_ATOMIC_WRITE)
+		return SROCE_SWQE_READ;
+	return s->kind;
+}
+
+/*
+ * The WQE that a READ response or atomic ACK answers: the oldest one,
+ * answered by @kind (sroce_comp_answer_kind()), waiting for exactly this
+ * PSN. The response first acknowledges
  * every request before it. NULL for a response we no longer wait for
  * (stale, out of order: recovered by retry), or one that shows an earlier
  * response was lost (an implied NAK).
@@ -300,7 +312,7 @@ static struct sroce_swqe *sroce_comp_answered(struct sroce_qp *qp,
 		return NULL;
 	}
 	s = sroce_swqe_get(qp, qp->sq.idx);
-	if (s->kind != kind ||
+	if (sroce_comp_answer_kind(s) != kind ||
 	    pkt->psn != sroce_psn_add(s->first_psn,
 				      s->done / sroce_qp_mtu(qp)))
 		return NULL;
@@ -330,6 +342,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 
 	if (!s)
 		return;
+	if (s->kind == SROCE_SWQE_ATOMIC) {
+		/* ATOMIC WRITE: one empty READ response ONLY. */
+		if (pkt->payload_len || (flags & SROCE_OPF_ONLY) != SROCE_OPF_ONLY) {
+			sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
+			return;
+		}
+		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
+		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+		sroce_comp_unblock(qp);
+		return;
+	}
 	if (pkt->payload_len > s->length - s->done ||
 	    (!(flags & SROCE_OPF_LAST) && pkt->payload_len != mtu) ||
 	    ((flags & SROCE_OPF_LAST) &&

@@ -518,6 +518,37 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 }
 
 /*
+ * ATOMIC WRITE (IBA A19.4): store the 8 bytes of @value, as they came off
+ * the wire, at the 8-byte aligned @iova in one access, ordered after every
+ * earlier store of the responder (release).
+ */
+int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value)
+{
+	struct page *page = NULL;
+	u32 pgoff = 0;
+	void *va = NULL;
+	u64 *word;
+
+	if (mr->kind == SROCE_MR_DMA) {
+		word = (u64 *)(uintptr_t)iova;
+	} else {
+		page = sroce_mr_page(mr, iova, &pgoff);
+		if (!page)
+			return -EFAULT;
+		va = kmap_local_page(page);
+		word = va + pgoff;
+	}
+	/*
+	 * Release: the stores of every request before this one (WRITEs,
+	 * SENDs, atomics) are visible before the new value (IBA A19.4.2).
+	 */
+	smp_store_release(word, value);
+	if (va)
+		kunmap_local(va);
+	return 0;
+}
+
+/*
  * Copy @len bytes between a WQE's SGE list, starting @offset bytes into
  * it, and the packet buffer. Every key is looked up and checked against
  * the QP's PD, the SGE's own bounds and, for writes into local memory,

@@ -69,7 +69,8 @@ static bool sroce_req_opcode_ok(struct sroce_qp *qp, u32 op)
 		       op == IB_WR_RDMA_WRITE_WITH_IMM ||
 		       op == IB_WR_RDMA_READ ||
 		       op == IB_WR_ATOMIC_CMP_AND_SWP ||
-		       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+		       op == IB_WR_ATOMIC_FETCH_AND_ADD ||
+		       op == SROCE_WR_ATOMIC_WRITE;
 	case IB_QPT_UC:
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
 		       op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
@@ -91,6 +92,7 @@ static u8 sroce_req_kind(u32 op)
 		return SROCE_SWQE_READ;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_SWQE_ATOMIC;
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
@@ -142,7 +144,12 @@ static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	}
 	if (total > SROCE_MAX_MSG_SIZE)
 		return IB_WC_LOC_LEN_ERR;
-	if (s->kind == SROCE_SWQE_ATOMIC) {
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* Its 8 bytes are in the WQE; no SGE, nothing comes back. */
+		if (w->num_sge || (w->flags & SROCE_WQE_INLINE))
+			return IB_WC_LOC_QP_OP_ERR;
+		total = sizeof(u64);
+	} else if (s->kind == SROCE_SWQE_ATOMIC) {
 		if (total < sizeof(u64))
 			return IB_WC_LOC_LEN_ERR;
 		total = sizeof(u64);
@@ -194,6 +201,8 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
 	case SROCE_SWQE_READ:
 		return SROCE_OP_RC_RDMA_READ_REQUEST;
 	case SROCE_SWQE_ATOMIC:
+		if (op == SROCE_WR_ATOMIC_WRITE)
+			return SROCE_OP_RC_ATOMIC_WRITE;
 		return op == IB_WR_ATOMIC_CMP_AND_SWP ?
 		       SROCE_OP_RC_COMPARE_SWAP : SROCE_OP_RC_FETCH_ADD;
 	case SROCE_SWQE_WRITE:
@@ -234,6 +243,8 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 		n = min(mtu, s->length - off);
 		first = off == 0;
 		last = off + n == s->length;
+	} else if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		n = sizeof(u64);
 	}
 	pkt->opcode = sroce_req_opcode(qp, s, first, last);
 	pkt->pkey = SROCE_DEFAULT_PKEY;
@@ -255,6 +266,12 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 		pkt->reth.dma_len = s->length - off;
 		break;
 	case SROCE_SWQE_ATOMIC:
+		if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+			pkt->reth.va = w->wr.atomic.remote_addr;
+			pkt->reth.rkey = w->wr.atomic.rkey;
+			pkt->reth.dma_len = sizeof(u64);
+			break;
+		}
 		pkt->atmeth.va = w->wr.atomic.remote_addr;
 		pkt->atmeth.rkey = w->wr.atomic.rkey;
 		pkt->atmeth.swap_add = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -303,7 +320,10 @@ static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
 		return NULL;
 	}
 	sroce_build(skb->data, &pkt);
-	if (s->w.flags & SROCE_WQE_INLINE) {
+	if (s->kind == SROCE_SWQE_ATOMIC) {
+		/* ATOMIC WRITE's 8 bytes (n is 0 for the other atomics). */
+		memcpy(skb->data + hdr_len, &s->w.wr.atomic.compare_add, n);
+	} else if (s->w.flags & SROCE_WQE_INLINE) {
 		memcpy(skb->data + hdr_len, s->w.data + off, n);
 	} else if (n) {
 		pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };

@@ -435,6 +435,57 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 }
 
 /*
+ * ATOMIC WRITE (IBA A19.4): 8 bytes stored in one access at an aligned
+ * address of an MR with remote write access. It is answered like a READ of
+ * no data, with an empty RDMA READ response ONLY, through a responder
+ * resource: the answer keeps its place behind earlier READs, and a
+ * duplicate is answered again, never executed again. The parser has
+ * checked that the payload is exactly 8 bytes.
+ */
+static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
+						      struct sk_buff *skb,
+						      const struct sroce_pkt *pkt,
+						      struct sk_buff_head *out)
+{
+	struct sroce_res *res;
+	struct sroce_mr *mr;
+	u64 value;
+	int err;
+
+	if (pkt->reth.dma_len != sizeof(u64) ||
+	    (pkt->reth.va & (sizeof(u64) - 1)) ||
+	    skb_copy_bits(skb, pkt->payload_off, &value, sizeof(value)))
+		return SROCE_RESP_NAK_INV;
+	mr = sroce_resp_mr(qp, pkt->reth.rkey, pkt->reth.va, sizeof(u64),
+			   IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return SROCE_RESP_NAK_ACC;
+	res = sroce_resp_res_alloc(qp);
+	if (!res) {
+		sroce_mr_put(mr);
+		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
+	}
+	err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
+	sroce_mr_put(mr);
+	if (err) {
+		res->valid = false;
+		return SROCE_RESP_NAK_ACC;
+	}
+	res->first_psn = pkt->psn;
+	res->npsn = 1;
+	res->va = pkt->reth.va;
+	res->rkey = pkt->reth.rkey;
+	res->length = 0;
+	qp->resp.res_pending++;
+	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
+	if (sroce_resp_reads_left(qp))
+		sroce_qp_kick(qp);
+	return SROCE_RESP_ANSWERED;
+}
+
+/*
  * A request with a PSN before the expected one (IBA 9.7.5.1.2): answered
  * again, never executed again. READ responses are re-sent from the saved
  * resource, atomics get their saved result; SENDs and WRITEs are ACKed.
@@ -448,7 +499,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 	struct sroce_res *res;
 
 	atomic64_inc(&qp->sdev->stats.duplicates);
-	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC))) {
+	/* An ATOMIC WRITE's resource replays like a READ of no data. */
+	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC |
+		       SROCE_OPF_ATOMIC_WRITE))) {
 		/* Re-ACK what we have, where the requester asks for an ACK. */
 		if (pkt->ackreq)
 			sroce_resp_ack(qp, out,
@@ -510,7 +563,14 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 		return sroce_resp_read(qp, pkt, out);
 	if (flags & SROCE_OPF_ATOMIC)
 		return sroce_resp_atomic(qp, pkt, out);
-	return SROCE_RESP_NAK_INV;	/* FLUSH, ATOMIC WRITE: not yet */
+	if (flags & SROCE_OPF_ATOMIC_WRITE)
+		return sroce_resp_atomic_write(qp, skb, pkt, out);
+	/*
+	 * FLUSH: no verbs consumer can post one here (rdma-core 44 has no
+	 * ibv_wr_flush, and no kernel ULP uses IB_WR_FLUSH), so it is not
+	 * offered yet.
+	 */
+	return SROCE_RESP_NAK_INV;
 }
 
 /* A fatal responder error: NAK it (RC) and stop the QP (IBA 9.9.3). */

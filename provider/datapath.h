@@ -24,15 +24,17 @@ enum class SendKind : uint8_t {
 	rdma_write,
 	rdma_read,
 	atomic,
+	atomic_write, /* 8 bytes from the WR itself: ibv_wr_atomic_write() */
 	local_inv,
 	bind_mw,
 };
 
 enum : uint8_t {
-	SEND_OP_SGES = 1 << 0,   /* carries a gather (or scatter) list */
-	SEND_OP_INLINE = 1 << 1, /* IBV_SEND_INLINE allowed */
-	SEND_OP_IMM = 1 << 2,    /* ex.imm_data from wr->imm_data */
-	SEND_OP_INV = 1 << 3,    /* ex.invalidate_rkey from wr->invalidate_rkey */
+	SEND_OP_SGES = 1 << 0,    /* carries a gather (or scatter) list */
+	SEND_OP_INLINE = 1 << 1,  /* IBV_SEND_INLINE allowed */
+	SEND_OP_IMM = 1 << 2,     /* ex.imm_data from wr->imm_data */
+	SEND_OP_INV = 1 << 3,     /* ex.invalidate_rkey from wr->invalidate_rkey */
+	SEND_OP_EX_ONLY = 1 << 4, /* only through the ibv_wr_* API, never ibv_post_send */
 };
 
 struct SendOpInfo {
@@ -103,7 +105,7 @@ constexpr uint64_t QP_EX_SUPPORTED_OPS =
     IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
     IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
-    IBV_QP_EX_WITH_SEND_WITH_INV;
+    IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE;
 
 /* Fills the ibv_qp_ex builders of a QP created with send_ops_flags. */
 int qp_ex_setup(Qp &qp, uint64_t send_ops_flags);

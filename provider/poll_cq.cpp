@@ -42,6 +42,7 @@ constexpr WcOpcodeTable make_wc_opcodes()
 	t.valid[IBV_WC_RDMA_READ] = true;
 	t.valid[IBV_WC_COMP_SWAP] = true;
 	t.valid[IBV_WC_FETCH_ADD] = true;
+	t.valid[IBV_WC_ATOMIC_WRITE] = true;
 	t.valid[IBV_WC_BIND_MW] = true;
 	t.valid[IBV_WC_LOCAL_INV] = true;
 	t.valid[IBV_WC_RECV] = true;
@@ -50,7 +51,7 @@ constexpr WcOpcodeTable make_wc_opcodes()
 }
 
 constexpr WcOpcodeTable wc_opcodes = make_wc_opcodes();
-static_assert(!wc_opcodes.valid[IBV_WC_TSO] && !wc_opcodes.valid[IBV_WC_ATOMIC_WRITE]);
+static_assert(!wc_opcodes.valid[IBV_WC_TSO] && int(IBV_WC_ATOMIC_WRITE) == SROCE_WC_ATOMIC_WRITE);
 
 struct FlagMap {
 	uint16_t cqe;

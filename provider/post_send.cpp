@@ -37,6 +37,7 @@ static_assert(int(IBV_WR_ATOMIC_FETCH_AND_ADD) == IB_UVERBS_WR_ATOMIC_FETCH_AND_
 static_assert(int(IBV_WR_LOCAL_INV) == IB_UVERBS_WR_LOCAL_INV);
 static_assert(int(IBV_WR_BIND_MW) == IB_UVERBS_WR_BIND_MW);
 static_assert(int(IBV_WR_SEND_WITH_INV) == IB_UVERBS_WR_SEND_WITH_INV);
+static_assert(int(IBV_WR_ATOMIC_WRITE) == SROCE_WR_ATOMIC_WRITE);
 
 constexpr uint8_t qpt(ibv_qp_type type)
 {
@@ -67,7 +68,8 @@ constexpr SendOpTable make_send_ops()
 	t.op[IBV_WR_ATOMIC_FETCH_AND_ADD] = {SendKind::atomic, RC, SEND_OP_SGES};
 	t.op[IBV_WR_LOCAL_INV] = {SendKind::local_inv, RC | UC, SEND_OP_INV};
 	t.op[IBV_WR_BIND_MW] = {SendKind::bind_mw, RC | UC, 0};
-	/* IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE and gaps: invalid. */
+	t.op[IBV_WR_ATOMIC_WRITE] = {SendKind::atomic_write, RC, SEND_OP_EX_ONLY};
+	/* IBV_WR_TSO, IBV_WR_DRIVER1 and gaps: invalid. */
 	return t;
 }
 
@@ -75,7 +77,7 @@ constexpr SendOpTable send_ops = make_send_ops();
 
 static_assert(send_ops.op[IBV_WR_TSO].kind == SendKind::invalid);
 static_assert(send_ops.op[IBV_WR_DRIVER1].kind == SendKind::invalid);
-static_assert(send_ops.op[IBV_WR_ATOMIC_WRITE].kind == SendKind::invalid);
+static_assert(send_ops.op[IBV_WR_ATOMIC_WRITE].flags == SEND_OP_EX_ONLY);
 static_assert(IBV_WR_ATOMIC_WRITE < SEND_OPCODE_COUNT);
 static_assert(send_ops.op[IBV_WR_SEND].qp_types == (RC | UC | UD));
 static_assert(send_ops.op[IBV_WR_RDMA_READ].qp_types == RC);
@@ -119,6 +121,8 @@ int check_kind(const SendOpInfo &op, const ibv_send_wr &wr)
 		if (sge_bytes(wr) < sizeof(uint64_t) || (wr.wr.atomic.remote_addr & 7))
 			return EINVAL;
 		return 0;
+	case SendKind::atomic_write:
+		return (wr.wr.atomic.remote_addr & 7) ? EINVAL : 0;
 	case SendKind::bind_mw:
 		if (!wr.bind_mw.mw ||
 		    (wr.bind_mw.bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED))
@@ -189,6 +193,7 @@ void build_remote(sroce_send_wqe *wqe, const SendOpInfo &op, const ibv_send_wr &
 		wqe->wr.rdma.rkey = wr.wr.rdma.rkey;
 		break;
 	case SendKind::atomic:
+	case SendKind::atomic_write: /* compare_add: the 8 bytes to write */
 		wqe->wr.atomic.remote_addr = wr.wr.atomic.remote_addr;
 		wqe->wr.atomic.compare_add = wr.wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr.wr.atomic.swap;
@@ -270,6 +275,8 @@ SqPostResult sq_post(WorkQueue &sq, ibv_qp_type qp_type, bool sq_sig_all, ibv_se
 		void *slot;
 
 		res.err = send_wr_check(sq, qp_type, *wr, &inline_len);
+		if (!res.err && (send_op_info(wr_opcode(*wr)).flags & SEND_OP_EX_ONLY))
+			res.err = EINVAL;
 		slot = res.err ? nullptr : pr.next_slot(&res.err);
 		if (!slot) {
 			*bad_wr = wr;

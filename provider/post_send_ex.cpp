@@ -47,6 +47,8 @@ uint64_t op_bit(uint32_t opcode)
 		return IBV_QP_EX_WITH_BIND_MW;
 	case IBV_WR_SEND_WITH_INV:
 		return IBV_QP_EX_WITH_SEND_WITH_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_QP_EX_WITH_ATOMIC_WRITE;
 	default:
 		return 0;
 	}
@@ -201,6 +203,16 @@ void ex_fetch_add(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
 	ex_atomic(ex_begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD), rkey, addr, add, 0);
 }
 
+/* ATOMIC WRITE: @atomic_wire's 8 bytes go on the wire as they are. */
+void ex_atomic_write(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *atomic_wire)
+{
+	ibv_send_wr &wr = ex_begin(qpx, IBV_WR_ATOMIC_WRITE);
+
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.remote_addr = addr;
+	memcpy(&wr.wr.atomic.compare_add, atomic_wire, sizeof(wr.wr.atomic.compare_add));
+}
+
 void ex_bind_mw(ibv_qp_ex *qpx, ibv_mw *mw, uint32_t rkey, const ibv_mw_bind_info *info)
 {
 	ibv_send_wr &wr = ex_begin(qpx, IBV_WR_BIND_MW);
@@ -293,6 +305,7 @@ int qp_ex_setup(Qp &qp, uint64_t send_ops_flags)
 	q.wr_rdma_read = ex_read;
 	q.wr_atomic_cmp_swp = ex_cmp_swp;
 	q.wr_atomic_fetch_add = ex_fetch_add;
+	q.wr_atomic_write = ex_atomic_write;
 	q.wr_bind_mw = ex_bind_mw;
 	q.wr_local_inv = ex_local_inv;
 	q.wr_set_ud_addr = ex_set_ud_addr;

@@ -88,6 +88,7 @@ const Allowed kAllowed[] = {
     {IBV_WR_LOCAL_INV, {IBV_QPT_RC, IBV_QPT_UC}},
     {IBV_WR_BIND_MW, {IBV_QPT_RC, IBV_QPT_UC}},
     {IBV_WR_SEND_WITH_INV, {IBV_QPT_RC}},
+    {IBV_WR_ATOMIC_WRITE, {IBV_QPT_RC}}, /* ibv_wr_atomic_write() only */
 };
 
 bool allowed(uint32_t opcode, ibv_qp_type type)
@@ -121,7 +122,17 @@ TEST(SendOpTable, OutOfRangeOpcodesAreInvalid)
 	EXPECT_EQ(sroce::send_op_info(16).kind, sroce::SendKind::invalid);
 	EXPECT_EQ(sroce::send_op_info(0xffffffffu).kind, sroce::SendKind::invalid);
 	EXPECT_EQ(sroce::send_op_info(IBV_WR_TSO).kind, sroce::SendKind::invalid);
-	EXPECT_EQ(sroce::send_op_info(IBV_WR_ATOMIC_WRITE).kind, sroce::SendKind::invalid);
+}
+
+/* ATOMIC WRITE has no ibv_send_wr encoding: ibv_post_send refuses it. */
+TEST_F(SendQueueTest, PostSendRefusesAtomicWrite)
+{
+	ibv_send_wr w = wr(IBV_WR_ATOMIC_WRITE);
+
+	w.num_sge = 0;
+	w.wr.atomic.remote_addr = 0x1000;
+	EXPECT_EQ(post(&w).err, EINVAL);
+	EXPECT_EQ(bad_, &w);
 }
 
 TEST_F(SendQueueTest, CheckRejectsEveryDisallowedOpcodeWithEinval)
@@ -136,7 +147,8 @@ TEST_F(SendQueueTest, CheckRejectsEveryDisallowedOpcodeWithEinval)
 			if (type == IBV_QPT_UD)
 				w.wr.ud.ah = &ah.ibah;
 			else if (opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			         opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			         opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+			         opcode == IBV_WR_ATOMIC_WRITE)
 				w.wr.atomic.remote_addr = 0x1000;
 			w.bind_mw.mw = &mw;
 			int err = sroce::send_wr_check(sq_, type, w, &inline_len);
@@ -231,6 +243,32 @@ TEST_F(SendQueueTest, AtomicsCarryOperandsAndTheResultSge)
 		EXPECT_EQ(q->wr.atomic.rkey, 0x99u);
 		EXPECT_EQ(q->num_sge, 1u);
 	}
+}
+
+/* What ibv_wr_atomic_write() writes: the 8 wire bytes, no SGE. */
+TEST_F(SendQueueTest, AtomicWriteCarriesItsEightBytesAndNoSge)
+{
+	ibv_send_wr w = wr(IBV_WR_ATOMIC_WRITE);
+	const uint8_t wire[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	uint32_t inline_len = 0;
+	alignas(8) uint8_t slot[SROCE_SEND_WQE_HDR_SIZE + 64] = {};
+	auto *q = reinterpret_cast<sroce_send_wqe *>(slot);
+
+	w.num_sge = 0;
+	w.wr.atomic.rkey = 0x77;
+	w.wr.atomic.remote_addr = 0x3004;
+	memcpy(&w.wr.atomic.compare_add, wire, sizeof(wire));
+	EXPECT_EQ(sroce::send_wr_check(sq_, IBV_QPT_RC, w, &inline_len), EINVAL);
+	w.wr.atomic.remote_addr = 0x3008;
+	ASSERT_EQ(sroce::send_wr_check(sq_, IBV_QPT_RC, w, &inline_len), 0);
+	EXPECT_EQ(sroce::send_wr_check(sq_, IBV_QPT_UC, w, &inline_len), EINVAL);
+	sroce::send_wqe_build(q, w, IBV_QPT_RC, inline_len, false);
+	EXPECT_EQ(q->opcode, uint32_t(SROCE_WR_ATOMIC_WRITE));
+	EXPECT_EQ(q->wr.atomic.remote_addr, 0x3008u);
+	EXPECT_EQ(q->wr.atomic.rkey, 0x77u);
+	EXPECT_EQ(memcmp(&q->wr.atomic.compare_add, wire, sizeof(wire)), 0);
+	EXPECT_EQ(q->num_sge, 0u);
+	EXPECT_EQ(q->inline_len, 0u);
 }
 
 TEST_F(SendQueueTest, AtomicNeedsAlignedRemoteAddressAndEightBytes)

@@ -113,18 +113,17 @@ runner_case() {
 ktap_header
 ktap_plan 7
 s=$here/selftest
-# Two waves of cases side by side (a wave's guests share the CPUs; the
-# time limits allow for that), then the verdicts in order.
+# Waves of cases side by side, four guests at most (a wave's guests share
+# the CPUs; the time limits allow for that), then the verdicts in order.
+mod=$(build_testmod) || mod=""
 rig_start pass_two_guests -t 100 "$s/pass.sh" "$s/pass.sh"
 rig_start script_fails -t 100 "$s/exit1.sh"
-mod=""
-if mod=$(build_testmod); then
-	rig_start kernel_warning -t 100 -e "RIG_TESTMOD=$mod" "$s/warn.sh"
-fi
 rig_start script_hangs -t 36 "$s/hang.sh"
 wait
+[ -z "$mod" ] || rig_start kernel_warning -t 100 -e "RIG_TESTMOD=$mod" "$s/warn.sh"
 rig_start kernel_panic -t 100 "$s/panic.sh"
 rig_start peer_failed -t 300 --grace 10 "$s/wait-peer.sh" "$s/wait-peer.sh"
+wait
 rig_start runner -t 300 "$s/runner.sh" "$s/runner.sh"
 wait
 

@@ -125,7 +125,14 @@ struct sroce_av {
  * sroce_sge or inline_len bytes of inline data. opcode takes the values of
  * enum ib_uverbs_wr_opcode (which equal enum ibv_wr_opcode). The entry size
  * (stride) is given in the create QP response.
+ *
+ * ATOMIC WRITE (SROCE_WR_ATOMIC_WRITE, RC only): wr.atomic.remote_addr
+ * and rkey name the 8-byte aligned target, wr.atomic.compare_add holds
+ * the 8 bytes to store exactly as they go on the wire, num_sge is 0.
  */
+#define SROCE_WR_ATOMIC_WRITE		15	/* IB_UVERBS_WR_ATOMIC_WRITE */
+#define SROCE_WC_ATOMIC_WRITE		9	/* IB_UVERBS_WC_ATOMIC_WRITE */
+
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
 	__u32 opcode;
