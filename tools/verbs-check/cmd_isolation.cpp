@@ -22,6 +22,8 @@
  *   read_only.write     WRITE to an MR without            IBV_WC_REM_ACCESS_ERR
  *                       IBV_ACCESS_REMOTE_WRITE
  *   lkey_other_pd.*     local SGE with PD B's lkey        IBV_WC_LOC_PROT_ERR
+ *   local_inv_mr        LOCAL_INV of an ibv_reg_mr key    IBV_WC_LOC_QP_OP_ERR, the
+ *                                                         region still works
  *
  * (* = write, read, fetch_add, cmp_swp where it applies.) Control cases
  * show the same operations succeed with the right keys.
@@ -152,6 +154,7 @@ class IsolationRun
 	bool run_wr(ibv_qp *qp, ibv_cq *cq, ibv_send_wr &wr, const std::string &name,
 	            const char *what);
 	void mw2_case(Op op);
+	void local_inv_mr();
 	/* A fresh pair moves a WRITE and a READ intact. */
 	void fresh_pair_works(const std::string &name);
 	void mw_cases();
@@ -462,6 +465,37 @@ void IsolationRun::mw2_case(Op op)
 	failing(name, op, t, local(), IBV_WC_REM_ACCESS_ERR, &p);
 }
 
+/*
+ * LOCAL_INV applies to fast-registration regions and windows (IBA 10.6.6);
+ * a region from ibv_reg_mr keeps its key. rxe and sroce complete the WQE
+ * with IBV_WC_LOC_QP_OP_ERR; the IBA's class is a memory management
+ * operation error (IBV_WC_MW_BIND_ERR): either is accepted.
+ */
+void IsolationRun::local_inv_mr()
+{
+	Pair p;
+	ibv_send_wr wr{};
+	ibv_send_wr *bad = nullptr;
+	ibv_wc wc{};
+
+	if (!make_pair(&p, "local_inv_mr"))
+		return;
+	wr.wr_id = 7;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = target_mr_->rkey;
+	const int err = ibv_post_send(p.req.get(), &wr, &bad);
+	const int got = !err && poll_cq_for(p.cq.get(), &wc, 1, kTimeoutMs) == 1 ? wc.status : -1;
+	r_.check(got == IBV_WC_LOC_QP_OP_ERR || got == IBV_WC_MW_BIND_ERR, "local_inv_mr.status",
+	         "LOCAL_INV of an ibv_reg_mr region's key: %s",
+	         err       ? errno_name(err).c_str()
+	         : got < 0 ? "no completion"
+	                   : ibv_wc_status_str(ibv_wc_status(got)));
+	expect_state(p.req.get(), IBV_QPS_ERR, "local_inv_mr.req_state");
+	/* The region still answers to its key. */
+	fresh_pair_works("local_inv_mr.still_valid");
+}
+
 void IsolationRun::mw_cases()
 {
 	if (!mw2_) {
@@ -535,6 +569,7 @@ void IsolationRun::run_local_cases()
 	failing("read_only.write", Op::write, {ro_.addr(), ro_mr_->rkey, &ro_}, local(),
 	        IBV_WC_REM_ACCESS_ERR);
 	mw_cases();
+	local_inv_mr();
 	guess_cases();
 	/* A local SGE with PD B's lkey: the WRITE's source, the READ's sink. */
 	failing("lkey_other_pd.write", Op::write, target(),
