@@ -10,8 +10,10 @@
 # timeout: 240
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
-# Traffic goes both ways in one run: the rxe-sroce suite would repeat it.
-rig_suites sroce-sroce sroce-rxe
+# An oracle independent of sroce-integrity, where it counts: against rxe
+# (sroce-rxe). Traffic goes both ways in one run, so rxe-sroce would repeat
+# it; sroce-sroce has the integrity tests.
+rig_suites sroce-rxe rxe-rxe
 
 rig_require_peer
 [ -x /usr/bin/python3 ] || rig_skip "no /usr/bin/python3"

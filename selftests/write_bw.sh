@@ -11,6 +11,9 @@
 # shellcheck source=lib/perftest.sh
 . "$(dirname "$0")/lib/perftest.sh"
 
+# sroce requesting from rxe (rxe-sroce) is in perf_matrix.sh, which runs
+# every perftest tool there.
+rig_suites sroce-sroce sroce-rxe rxe-rxe
 rig_require_peer
 rig_require_cmd ib_write_bw
 rig_setup_dev
