@@ -16,6 +16,8 @@
 #                   sroce-sroce on 6.12 LTS guests (the tests in
 #                   TESTS_612) and a 6.1 guest against a 6.12 guest
 #                   (TESTS_CROSS)
+#   7. bench        tools/bench/bench.sh --smoke: the benchmark runs and
+#                   produces every number (none is judged)
 #   (after lint)    dkms: tools/dkms.sh test builds sroce with DKMS for
 #                   every installed kernel in a private DKMS tree
 # Prints a result per step and ends with "N passed, N failed"; exits
@@ -55,7 +57,7 @@ while [ $# -gt 0 ]; do
 	--no-6.12) with612=0 ;;
 	--rxe-rxe) GUEST_SUITES=(rxe-rxe "${GUEST_SUITES[@]}") ;;
 	--suites) read -ra GUEST_SUITES <<<"${2?}"; shift ;;
-	-h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -310,6 +312,23 @@ if [ "$guests" = 1 ]; then
 		[ "$module_built" = 1 ] && [ "$module612_built" = 1 ] && both=1
 		guest_suite "sroce-sroce-6.1-6.12" "$both" \
 			--kernel-b "$KERNEL_612" --tests "$TESTS_CROSS" sroce-sroce
+	fi
+
+	# --- 7. benchmark smoke ----------------------------------------------
+	# "make bench" in its smallest form: it must run and produce every
+	# number and the plot; no number is judged (Documentation/benchmark.rst).
+	step "bench: smoke"
+	t=$EPOCHSECONDS
+	if [ "$module_built" != 1 ] || [ "$cmake_ok" != 1 ]; then
+		echo "SKIP (sroce.ko or the provider was not built)"
+		case_result bench-smoke skip
+	elif bash tools/bench/bench.sh --smoke -o "$logs/bench-smoke" >"$logs/bench-smoke.log" 2>&1; then
+		echo "ok ($(took "$t"))"
+		case_result bench-smoke pass
+	else
+		echo "FAILED ($(took "$t"), $logs/bench-smoke.log)"
+		tail -n 15 "$logs/bench-smoke.log" | sed 's/^/     /'
+		case_result bench-smoke fail
 	fi
 fi
 
