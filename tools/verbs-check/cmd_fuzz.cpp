@@ -88,6 +88,30 @@ class Fuzzer
 		v[i] = v.back();
 		v.pop_back();
 	}
+	/* Tallies a create verb; keeps what it made. */
+	template <typename T> void keep(std::vector<T *> &v, T *obj, const char *verb)
+	{
+		note(verb, obj ? 0 : null_errno());
+		if (obj)
+			v.push_back(obj);
+	}
+	/* Destroys element @i of @v (forgotten if that worked); returns the result. */
+	template <typename T>
+	int destroy_at(std::vector<T *> &v, size_t i, int (*destroy)(T *), const char *verb)
+	{
+		const int err = destroy(v[i]);
+
+		note(verb, err);
+		if (!err)
+			forget(v, i);
+		return err;
+	}
+	template <typename T>
+	void destroy_any(std::vector<T *> &v, int (*destroy)(T *), const char *verb)
+	{
+		if (!v.empty())
+			destroy_at(v, rnd(uint32_t(v.size())), destroy, verb);
+	}
 	void note(const char *verb, int err);
 	/* A QP to post on: mostly one that connect_qp() brought to RTS. */
 	QpRec &pick_qp();
@@ -397,20 +421,12 @@ void Fuzzer::alloc_pd()
 		return dealloc_pd();
 	errno = 0;
 	ibv_pd *pd = ibv_alloc_pd(ctx_);
-	note("alloc_pd", pd ? 0 : null_errno());
-	if (pd)
-		pds_.push_back(pd);
+	keep(pds_, pd, "alloc_pd");
 }
 
 void Fuzzer::dealloc_pd()
 {
-	if (pds_.empty())
-		return;
-	const size_t i = rnd(uint32_t(pds_.size()));
-	const int err = ibv_dealloc_pd(pds_[i]);
-	note("dealloc_pd", err);
-	if (!err)
-		forget(pds_, i);
+	destroy_any(pds_, ibv_dealloc_pd, "dealloc_pd");
 }
 
 void Fuzzer::reg_mr()
@@ -424,9 +440,7 @@ void Fuzzer::reg_mr()
 	const size_t len = coin(85) ? 1 + rnd(8192) : (coin(50) ? 0 : rng_() >> rnd(64));
 	errno = 0;
 	ibv_mr *mr = ibv_reg_mr(pd, reinterpret_cast<void *>(a), len, int(access()));
-	note("reg_mr", mr ? 0 : null_errno());
-	if (mr)
-		mrs_.push_back(mr);
+	keep(mrs_, mr, "reg_mr");
 }
 
 void Fuzzer::dereg_mr()
@@ -435,13 +449,8 @@ void Fuzzer::dereg_mr()
 		return;
 	const size_t i = rnd(uint32_t(mrs_.size()));
 	const uint32_t key = mrs_[i]->rkey;
-	const int err = ibv_dereg_mr(mrs_[i]);
-	note("dereg_mr", err);
-	if (!err) {
-		forget(mrs_, i);
-		if (dead_keys_.size() < 64)
-			dead_keys_.push_back(key);
-	}
+	if (!destroy_at(mrs_, i, ibv_dereg_mr, "dereg_mr") && dead_keys_.size() < 64)
+		dead_keys_.push_back(key);
 }
 
 void Fuzzer::rereg_mr()
@@ -467,20 +476,12 @@ void Fuzzer::create_cq()
 	errno = 0;
 	ibv_cq *cq = ibv_create_cq(ctx_, int(size(uint32_t(dev_.max_cqe))), nullptr, nullptr,
 	                           coin(90) ? 0 : int(rnd(4)));
-	note("create_cq", cq ? 0 : null_errno());
-	if (cq)
-		cqs_.push_back(cq);
+	keep(cqs_, cq, "create_cq");
 }
 
 void Fuzzer::destroy_cq()
 {
-	if (cqs_.empty())
-		return;
-	const size_t i = rnd(uint32_t(cqs_.size()));
-	const int err = ibv_destroy_cq(cqs_[i]);
-	note("destroy_cq", err);
-	if (!err)
-		forget(cqs_, i);
+	destroy_any(cqs_, ibv_destroy_cq, "destroy_cq");
 }
 
 void Fuzzer::resize_cq()
@@ -674,9 +675,7 @@ void Fuzzer::create_srq()
 	ia.attr.srq_limit = coin(80) ? 0 : any32();
 	errno = 0;
 	ibv_srq *srq = ibv_create_srq(pd, &ia);
-	note("create_srq", srq ? 0 : null_errno());
-	if (srq)
-		srqs_.push_back(srq);
+	keep(srqs_, srq, "create_srq");
 }
 
 void Fuzzer::modify_srq()
@@ -693,13 +692,7 @@ void Fuzzer::modify_srq()
 
 void Fuzzer::destroy_srq()
 {
-	if (srqs_.empty())
-		return;
-	const size_t i = rnd(uint32_t(srqs_.size()));
-	const int err = ibv_destroy_srq(srqs_[i]);
-	note("destroy_srq", err);
-	if (!err)
-		forget(srqs_, i);
+	destroy_any(srqs_, ibv_destroy_srq, "destroy_srq");
 }
 
 void Fuzzer::create_ah()
@@ -714,20 +707,12 @@ void Fuzzer::create_ah()
 	ah_attr(&a);
 	errno = 0;
 	ibv_ah *ah = ibv_create_ah(pd, &a);
-	note("create_ah", ah ? 0 : null_errno());
-	if (ah)
-		ahs_.push_back(ah);
+	keep(ahs_, ah, "create_ah");
 }
 
 void Fuzzer::destroy_ah()
 {
-	if (ahs_.empty())
-		return;
-	const size_t i = rnd(uint32_t(ahs_.size()));
-	const int err = ibv_destroy_ah(ahs_[i]);
-	note("destroy_ah", err);
-	if (!err)
-		forget(ahs_, i);
+	destroy_any(ahs_, ibv_destroy_ah, "destroy_ah");
 }
 
 void Fuzzer::alloc_mw()
@@ -740,9 +725,7 @@ void Fuzzer::alloc_mw()
 		return dealloc_mw();
 	errno = 0;
 	ibv_mw *mw = ibv_alloc_mw(pd, coin(95) ? ibv_mw_type(1 + rnd(2)) : ibv_mw_type(rnd(9)));
-	note("alloc_mw", mw ? 0 : null_errno());
-	if (mw)
-		mws_.push_back(mw);
+	keep(mws_, mw, "alloc_mw");
 }
 
 void Fuzzer::bind_mw()
@@ -767,13 +750,8 @@ void Fuzzer::dealloc_mw()
 		return;
 	const size_t i = rnd(uint32_t(mws_.size()));
 	const uint32_t key = mws_[i]->rkey;
-	const int err = ibv_dealloc_mw(mws_[i]);
-	note("dealloc_mw", err);
-	if (!err) {
-		forget(mws_, i);
-		if (dead_keys_.size() < 64)
-			dead_keys_.push_back(key);
-	}
+	if (!destroy_at(mws_, i, ibv_dealloc_mw, "dealloc_mw") && dead_keys_.size() < 64)
+		dead_keys_.push_back(key);
 }
 
 /* Any WR: opcodes, flags, counts, keys and addresses partly invalid. */
