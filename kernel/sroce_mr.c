@@ -202,7 +202,7 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 	size_t n = ib_umem_num_pages(umem), i = 0;
 
 	mr->upages = kvmalloc_array(max_t(size_t, n, 1), sizeof(*mr->upages),
-				    GFP_KERNEL);
+				    GFP_KERNEL_ACCOUNT);
 	if (!mr->upages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &piter, 0) {

@@ -372,8 +372,14 @@ int sroce_qp_data_init(struct sroce_qp *qp)
 
 	qp->shadow.slot_size = ALIGN(offsetof(struct sroce_swqe, w) +
 				     qp->sq.stride, 8);
+	/*
+	 * Up to max_qp_wr WQEs of 32 SGEs: charged to the creator's memory
+	 * cgroup, so that an unprivileged user's QPs count against its own
+	 * limit. (The mapped rings come from vmalloc_user(), which has no
+	 * accounting flag.)
+	 */
 	qp->shadow.slots = kvcalloc(qp->sq.num_entries, qp->shadow.slot_size,
-				    GFP_KERNEL);
+				    GFP_KERNEL_ACCOUNT);
 	if (!qp->shadow.slots)
 		return -ENOMEM;
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);

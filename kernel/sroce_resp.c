@@ -767,7 +767,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 	u32 n = max_t(u32, qp->max_dest_rd_atomic, 1);
 	struct sroce_res *res, *old;
 
-	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL_ACCOUNT);
 	if (!res)
 		return -ENOMEM;
 	spin_lock_bh(&qp->resp_lock);
