@@ -12,7 +12,7 @@
 #
 # Each guest appends what it measured to $RIG_OUT/raw.tsv, one line per
 # number: "ROUND PAIR TEST SIZE METRIC VALUE" (a failed cell: METRIC "fail",
-# VALUE the reason with spaces as "_"). Guest b records the perftest and
+# VALUE the reason with spaces as "~"). Guest b records the perftest and
 # iperf3 results; both record the CPU cost of bandwidth cells, measured in
 # the middle of the transfer: from the first burst of traffic on the link,
 # for half the test's duration, the guest's busy CPU time (/proc/stat) and
@@ -53,7 +53,7 @@ record_fail() {
 	shift 2
 	why="$*"
 	rig_log "FAILED $pair $t $s: $why"
-	record "$t" "$s" fail "${why// /_}"
+	record "$t" "$s" fail "${why// /\~}"
 }
 
 # switch_to TYPE: make TYPE0 this guest's only RDMA device; sets DEV, GID.

@@ -267,7 +267,7 @@ if awk -F, 'NR > 1 && $11 > 0' "$d/results.csv" | grep -q . ||
 		echo
 		echo "Failed runs (round, pair, test, size: reason):"
 		echo
-		awk '$5 == "fail" { r = $6; gsub(/_/, " ", r); print "- " $1 ", " $2 ", " $3 ", " $4 ": " r }' "$raw"
+		awk '$5 == "fail" { r = $6; gsub(/~/, " ", r); print "- " $1 ", " $2 ", " $3 ", " $4 ": " r }' "$raw"
 	} >>"$d/table.md"
 fi
 
