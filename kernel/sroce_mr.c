@@ -486,6 +486,26 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 }
 
 /*
+ * The 8-byte aligned word at @iova, mapped: *@va is what to kunmap_local()
+ * afterwards (NULL for a DMA MR, whose iova is a kernel address). NULL if
+ * no page backs it.
+ */
+static u64 *sroce_mr_word(struct sroce_mr *mr, u64 iova, void **va)
+{
+	struct page *page;
+	u32 pgoff = 0;
+
+	*va = NULL;
+	if (mr->kind == SROCE_MR_DMA)
+		return (u64 *)(uintptr_t)iova;
+	page = sroce_mr_page(mr, iova, &pgoff);
+	if (!page)
+		return NULL;
+	*va = kmap_local_page(page);
+	return *va + pgoff;
+}
+
+/*
  * Execute an IBA atomic on the 8-byte word at @iova with a real atomic
  * instruction, so that it is atomic against the CPU and every other
  * requester (IBA 9.4.5, IB_ATOMIC_HCA). @iova is 8-byte aligned.
@@ -493,21 +513,11 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig)
 {
-	struct page *page = NULL;
-	u32 pgoff = 0;
-	u64 *word;
 	void *va;
+	u64 *word = sroce_mr_word(mr, iova, &va);
 
-	if (mr->kind == SROCE_MR_DMA) {
-		va = NULL;
-		word = (u64 *)(uintptr_t)iova;
-	} else {
-		page = sroce_mr_page(mr, iova, &pgoff);
-		if (!page)
-			return -EFAULT;
-		va = kmap_local_page(page);
-		word = va + pgoff;
-	}
+	if (!word)
+		return -EFAULT;
 	if (cmp_swap)
 		*orig = cmpxchg64(word, compare, swap_add);
 	else
@@ -524,20 +534,11 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
  */
 int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value)
 {
-	struct page *page = NULL;
-	u32 pgoff = 0;
-	void *va = NULL;
-	u64 *word;
+	void *va;
+	u64 *word = sroce_mr_word(mr, iova, &va);
 
-	if (mr->kind == SROCE_MR_DMA) {
-		word = (u64 *)(uintptr_t)iova;
-	} else {
-		page = sroce_mr_page(mr, iova, &pgoff);
-		if (!page)
-			return -EFAULT;
-		va = kmap_local_page(page);
-		word = va + pgoff;
-	}
+	if (!word)
+		return -EFAULT;
 	/*
 	 * Release: the stores of every request before this one (WRITEs,
 	 * SENDs, atomics) are visible before the new value (IBA A19.4.2).
