@@ -174,11 +174,7 @@ profile_stop() {
 	{
 		echo "== guest $RIG_ROLE ($DEV), $*: top symbols, all CPU time of the guest"
 		perf report -i /tmp/perf.data --stdio --no-children -g none \
-			--sort dso,sym --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep .
-		echo
-		echo "== guest $RIG_ROLE: by DSO"
-		perf report -i /tmp/perf.data --stdio --no-children -g none \
-			--sort dso --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep .
+			--sort sym --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep .
 	} >"$RIG_OUT/profile.txt"
 	cp /tmp/perf.data "$RIG_OUT/perf.data" 2>/dev/null
 }
