@@ -263,6 +263,8 @@ kimg=${rkimg[a]}
 
 if [ -z "$out" ]; then
 	out=$repo/out/vm/runs/$(date +%Y%m%d-%H%M%S)-$$
+	# The folder must exist: under pipefail a failed find ends the script.
+	mkdir -p "$repo/out/vm/runs"
 	# Keep the 20 newest default run folders (and any still in use).
 	find "$repo/out/vm/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | LC_ALL=C sort -r |
 		tail -n +20 | while read -r old; do
