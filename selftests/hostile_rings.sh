@@ -10,19 +10,56 @@
 # error completion the IBA gives a malformed WQE, or, for a broken index,
 # the QP in ERR with IBV_EVENT_QP_FATAL (and the peer's SEND NAKed with
 # IBV_WC_REM_OP_ERR). A QP pair left alone must still work afterwards, the
-# other PD's buffer stays untouched, and the kernel log stays clean (the
-# rig's check). The object counts of "rdma resource show" return to their
+# other PD's buffer stays untouched, ibv_rc_pingpong pairs in another
+# process on the same device (buffers checked) keep passing throughout, and
+# the kernel log stays clean (the rig's check). The object counts of "rdma resource show" return to their
 # baseline when the tool has exited.
 # timeout: 120
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
 ctrl_init
+rig_require_cmd ibv_rc_pingpong
 base=$(ctrl_counts "$CTRL_DEV")
+gid=$(rig_gid_index "$CTRL_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
+
+# bystander: other processes' traffic on the same device while the rings
+# are attacked: ibv_rc_pingpong pairs (received buffers checked, -c) over
+# the loopback path, one after another until $RIG_TEST_OUT/stop exists.
+# Prints the number of pairs; fails on the first pair that fails.
+bystander() {
+	local n=0 port=18711 srv
+	while [ ! -e "$RIG_TEST_OUT/stop" ]; do
+		ibv_rc_pingpong -d "$CTRL_DEV" -g "$gid" -p "$port" -n 100 -c \
+			>"$RIG_TEST_OUT/bystander-server.log" 2>&1 &
+		srv=$!
+		rig_wait_listen "$port" 30 || return 1
+		if ! timeout 60 ibv_rc_pingpong -d "$CTRL_DEV" -g "$gid" -p "$port" -n 100 -c \
+			"$RIG_IP4" >"$RIG_TEST_OUT/bystander-client.log" 2>&1 || ! wait "$srv"; then
+			echo "pair $n failed"
+			return 1
+		fi
+		n=$((n + 1))
+	done
+	echo "$n pairs"
+}
+bystander >"$RIG_TEST_OUT/bystander.log" 2>&1 &
+by=$!
+# The first pair must be moving before the attack starts.
+rig_wait_listen 18711 30 || rig_fail "the bystander's ibv_rc_pingpong did not start"
+
 log=$RIG_TEST_OUT/ring.log
 rc=0
 rig_run 90 "$CTRL_VC" ring "$CTRL_DEV" >"$log" 2>&1 || rc=$?
 sed 's/^/    /' "$log"
+touch "$RIG_TEST_OUT/stop"
+by_rc=0
+wait "$by" || by_rc=$?
+rig_log "bystander (another process, same device): $(cat "$RIG_TEST_OUT/bystander.log")"
+if [ "$by_rc" != 0 ]; then
+	sed 's/^/    /' "$RIG_TEST_OUT/bystander-server.log" "$RIG_TEST_OUT/bystander-client.log"
+	rig_fail "another process's ibv_rc_pingpong failed while the rings were attacked"
+fi
 grep -q '^summary:' "$log" || rig_fail "no summary line from sroce-verbs-check ring"
 [ "$rc" = 0 ] || rig_fail "sroce-verbs-check ring exited $rc"
 after=$(ctrl_counts "$CTRL_DEV")

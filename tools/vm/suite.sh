@@ -49,6 +49,10 @@ if [[ "$suite" == *-* ]]; then
 	pass+=(-e "RIG_DEV_TYPE_B=${suite#*-}")
 	scripts+=("$guest")
 fi
+# One line, single spaces: the list travels in an environment file and a
+# make variable, where a newline would end it.
+read -ra test_list <<<"$(tr '\n\t' '  ' <<<"$tests")"
+tests="${test_list[*]}"
 [ -z "$tests" ] || pass+=(-e "TESTS=$tests")
 # Default run folder: a new one per run (parallel runs of one suite must not
 # share it), out/vm/suites/SUITE/latest pointing at it, the 5 newest kept.
