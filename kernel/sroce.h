@@ -434,6 +434,7 @@ struct sroce_comp {
 	u8 rnr_retry_left;
 	bool rnr_wait;
 	bool implied_nak;	/* rewound for a lost READ/atomic response */
+	bool wake_req;		/* an answer unblocked the requester */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
 };
@@ -521,6 +522,7 @@ struct sroce_qp {
 	struct work_struct work;	/* send engine, read responses, flush */
 	struct sroce_swqe_ring shadow;	/* validated copies of sent WQEs */
 	struct sroce_req req;		/* under sq_lock */
+	unsigned long req_run;		/* SROCE_REQ_RUNNING, SROCE_REQ_AGAIN */
 	struct sroce_comp comp;		/* under sq_lock */
 	struct sroce_resp resp;		/* under resp_lock */
 	spinlock_t resp_lock;
@@ -595,6 +597,7 @@ u32 sroce_qp_mtu(struct sroce_qp *qp);
 
 struct sroce_swqe *sroce_swqe_get(struct sroce_qp *qp, u32 idx);
 void sroce_req_run(struct sroce_qp *qp);
+void sroce_req_run_softirq(struct sroce_qp *qp);
 void sroce_comp_sent(struct sroce_qp *qp);
 void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);

@@ -55,13 +55,25 @@ static void sroce_comp_rto_arm(struct sroce_qp *qp)
 	mod_timer(&qp->comp.rto, jiffies + nsecs_to_jiffies(ns) + 1);
 }
 
-/* Wake the requester if it stopped for a reason an answer may clear. */
+/*
+ * Wake the requester if it stopped for a reason an answer may clear: it
+ * runs once sq_lock is dropped (sroce_comp_woke()).
+ */
 static void sroce_comp_unblock(struct sroce_qp *qp)
 {
 	if (qp->req.blocked) {
 		qp->req.blocked = false;
-		sroce_qp_kick(qp);
+		qp->comp.wake_req = true;
 	}
+}
+
+/* Whether the requester must run now; called with sq_lock held. */
+static bool sroce_comp_woke(struct sroce_qp *qp)
+{
+	bool wake = qp->comp.wake_req;
+
+	qp->comp.wake_req = false;
+	return wake;
 }
 
 /*
@@ -403,6 +415,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	u32 flags = pkt->info->flags;
 	enum ib_qp_state state;
+	bool wake;
 
 	spin_lock(&qp->sq_lock);
 	state = READ_ONCE(qp->state);
@@ -439,13 +452,18 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		}
 	}
 out:
+	wake = sroce_comp_woke(qp);
 	spin_unlock(&qp->sq_lock);
+	/* Refill the window from here: no work item between ACK and send. */
+	if (wake)
+		sroce_req_run_softirq(qp);
 }
 
 /* Local ACK timeout: resend from the oldest unacknowledged PSN. */
 static void sroce_comp_rto_fire(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, comp.rto);
+	bool wake;
 
 	spin_lock_bh(&qp->sq_lock);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR || !sroce_comp_outstanding(qp))
@@ -459,12 +477,16 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	sroce_comp_rto_arm(qp);
 	sroce_comp_resend(qp, qp->comp.psn);
 out:
+	wake = sroce_comp_woke(qp);
 	spin_unlock_bh(&qp->sq_lock);
+	if (wake)
+		sroce_qp_kick(qp);
 }
 
 static void sroce_comp_rnr_fire(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, comp.rnr_timer);
+	bool wake;
 
 	spin_lock_bh(&qp->sq_lock);
 	qp->comp.rnr_wait = false;
@@ -473,7 +495,10 @@ static void sroce_comp_rnr_fire(struct timer_list *t)
 		qp->req.blocked = true;
 		sroce_comp_unblock(qp);
 	}
+	wake = sroce_comp_woke(qp);
 	spin_unlock_bh(&qp->sq_lock);
+	if (wake)
+		sroce_qp_kick(qp);
 }
 
 void sroce_comp_init(struct sroce_qp *qp)

@@ -23,11 +23,20 @@
  */
 #define SROCE_MAX_INFLIGHT_PSNS		128
 #define SROCE_MAX_INFLIGHT_BYTES	(128 * 1024)
+/*
+ * SEND and WRITE packets ask for an ACK every this many packets, and the
+ * last packet before the requester stops (sroce_req_ack_tail()): the
+ * responder then answers once per run instead of once per message, as
+ * coalesced ACKs allow (IBA 9.7.5.1.1). rxe asks on every message's last
+ * packet; sroce's ACK traffic for small messages is 16 times lower.
+ */
 #define SROCE_ACK_EVERY			16
-/* Packets built per lock hold. */
+/* Packets built per lock hold (and so at most per GSO burst). */
 #define SROCE_REQ_BATCH		16
 /* Packets sent per run before yielding to the work item. */
 #define SROCE_REQ_BUDGET	256
+/* The same from softirq context, where an ACK opened the window. */
+#define SROCE_REQ_SOFTIRQ_BUDGET	32
 
 static struct sroce_swqe *sroce_swqe_at(struct sroce_qp *qp, u32 idx)
 {
@@ -181,9 +190,15 @@ static void sroce_req_start(struct sroce_qp *qp, struct sroce_swqe *s)
 		qp->req.started_end++;
 }
 
-static u32 sroce_req_window(struct sroce_qp *qp)
+/* PSNs that may be in flight while @s is sent. */
+static u32 sroce_req_window(struct sroce_qp *qp, const struct sroce_swqe *s)
 {
-	return clamp_t(u32, SROCE_MAX_INFLIGHT_BYTES / sroce_qp_mtu(qp), 4,
+	u32 mtu = sroce_qp_mtu(qp);
+
+	/* Messages shorter than a packet: the PSN limit bounds the bytes. */
+	if (s->length < mtu)
+		return SROCE_MAX_INFLIGHT_PSNS;
+	return clamp_t(u32, SROCE_MAX_INFLIGHT_BYTES / mtu, 4,
 		       SROCE_MAX_INFLIGHT_PSNS);
 }
 
@@ -292,7 +307,8 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 		pkt->deth.src_qpn = qp->ibqp.qp_num;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_RC)
-		pkt->ackreq = last || s->kind != SROCE_SWQE_SEND ||
+		pkt->ackreq = (s->kind != SROCE_SWQE_SEND &&
+			       s->kind != SROCE_SWQE_WRITE) ||
 			      ++qp->req.noack_pkts >= SROCE_ACK_EVERY;
 	if (pkt->ackreq)
 		qp->req.noack_pkts = 0;
@@ -471,8 +487,8 @@ static void sroce_req_fail(struct sroce_qp *qp, int status)
  * Build up to @budget packets into @list. Returns false when the engine
  * has nothing more it may send now.
  */
-static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
-			    int budget)
+static bool sroce_req_build_some(struct sroce_qp *qp,
+				 struct sk_buff_head *list, int budget)
 {
 	struct sroce_swqe *s;
 	struct sk_buff *skb;
@@ -517,7 +533,7 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 		s = sroce_swqe_at(qp, qp->req.idx);
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
 		    sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
-		    sroce_req_window(qp)) {
+		    sroce_req_window(qp, s)) {
 			qp->req.blocked = true;
 			return false;
 		}
@@ -548,38 +564,111 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 	return true;
 }
 
+/*
+ * The last packet of a run asks for an ACK, so that every packet sent is
+ * answered without waiting for SROCE_ACK_EVERY more. Its ICRC is computed
+ * at transmit time, after this.
+ */
+static void sroce_req_ack_tail(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	struct sk_buff *skb = skb_peek_tail(list);
+
+	if (!skb || qp->ibqp.qp_type != IB_QPT_RC || !qp->req.noack_pkts)
+		return;
+	skb->data[8] |= SROCE_BTH_ACKREQ;	/* BTH byte 8 */
+	qp->req.noack_pkts = 0;
+}
+
+static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
+			    int budget)
+{
+	bool more = sroce_req_build_some(qp, list, budget);
+
+	sroce_req_ack_tail(qp, list);
+	return more;
+}
+
 /* Send packets built under a QP lock, after dropping it. */
 void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
 {
-	struct sroce_xmit_addr xa;
-	struct sk_buff *skb;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool connected = qp->ibqp.qp_type == IB_QPT_RC ||
+			 qp->ibqp.qp_type == IB_QPT_UC;
 
-	while ((skb = __skb_dequeue(list))) {
-		memcpy(&xa, skb->cb, sizeof(xa));
-		sroce_xmit(qp->sdev, rc || qp->ibqp.qp_type == IB_QPT_UC ?
-			   &qp->dst_cache : NULL, &xa, skb);
-		/* A lost packet is recovered by the retransmit timer (RC). */
-	}
+	/* A lost packet is recovered by the retransmit timer (RC). */
+	sroce_xmit_list(qp->sdev, connected ? &qp->dst_cache : NULL, list);
 }
 
-/* Run the send engine; process context with bh enabled. */
-void sroce_req_run(struct sroce_qp *qp)
+/*
+ * Three contexts run the send engine: the doorbell system call, the
+ * completer when an ACK opens the window (softirq), and the work item.
+ * Packets are built under sq_lock but sent after it is dropped, so one
+ * runner at a time per QP keeps them in PSN order on the wire; a context
+ * that finds the engine busy leaves SROCE_REQ_AGAIN for the runner.
+ * (rxe serializes its requester as a task instead; sroce runs it at once
+ * in whichever context has the work, without a scheduling hop.)
+ */
+enum { SROCE_REQ_RUNNING, SROCE_REQ_AGAIN };
+
+static bool sroce_req_claim(struct sroce_qp *qp)
+{
+	if (!test_and_set_bit_lock(SROCE_REQ_RUNNING, &qp->req_run))
+		return true;
+	set_bit(SROCE_REQ_AGAIN, &qp->req_run);
+	/* AGAIN before the second try; pairs with sroce_req_release(). */
+	smp_mb__after_atomic();
+	/* The runner may have let go before it saw AGAIN. */
+	return !test_and_set_bit_lock(SROCE_REQ_RUNNING, &qp->req_run);
+}
+
+/* Let go of the engine; true if another context asked for a run. */
+static bool sroce_req_release(struct sroce_qp *qp)
+{
+	clear_bit_unlock(SROCE_REQ_RUNNING, &qp->req_run);
+	/* Let go before looking at AGAIN; pairs with sroce_req_claim(). */
+	smp_mb__after_atomic();
+	return test_bit(SROCE_REQ_AGAIN, &qp->req_run);
+}
+
+static void sroce_req_run_budget(struct sroce_qp *qp, int budget)
 {
 	struct sk_buff_head list;
 	int sent = 0;
 	bool more;
 
+	if (!sroce_req_claim(qp))
+		return;
 	__skb_queue_head_init(&list);
+again:
+	clear_bit(SROCE_REQ_AGAIN, &qp->req_run);
+	/* A request from now on is seen at release, not lost in this run. */
+	smp_mb__after_atomic();
 	do {
 		spin_lock_bh(&qp->sq_lock);
 		more = sroce_req_build(qp, &list, SROCE_REQ_BATCH);
 		spin_unlock_bh(&qp->sq_lock);
 		sent += skb_queue_len(&list);
 		sroce_qp_xmit_list(qp, &list);
-	} while (more && sent < SROCE_REQ_BUDGET);
+	} while (more && sent < budget);
+	if (sroce_req_release(qp)) {
+		if (sent >= budget)
+			more = true;
+		else if (sroce_req_claim(qp))
+			goto again;
+	}
 	if (more)
 		sroce_qp_kick(qp);
+}
+
+/* Run the send engine; process context with bh enabled. */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	sroce_req_run_budget(qp, SROCE_REQ_BUDGET);
+}
+
+/* Run the send engine from the receive path (softirq). */
+void sroce_req_run_softirq(struct sroce_qp *qp)
+{
+	sroce_req_run_budget(qp, SROCE_REQ_SOFTIRQ_BUDGET);
 }
 
 /*
