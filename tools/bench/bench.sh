@@ -15,6 +15,7 @@
 #                     only that every cell produced a number that parsed
 #   --profile         perf record in both guests during sroce <-> sroce
 #                     ib_write_bw 64 KiB; prints the top symbols
+#   --profile-size N  profile ib_write_bw with N-byte messages instead
 #   --report DIR      redo the outputs of an earlier results folder
 #   --rounds N        override the mode's number of rounds
 #   --pairs "A-B ..." override the device pairs (e.g. "sroce-rxe rxe-sroce")
@@ -38,7 +39,7 @@ report_dir=""
 publish=0
 out=""
 kernel=()
-usage() { sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	echo "bench: error: $*" >&2
 	exit 1
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--report) report_dir=${2:?--report needs a folder}; shift ;;
 	--rounds) BENCH_ROUNDS_OVERRIDE=${2:?}; shift ;;
 	--pairs) BENCH_PAIRS_OVERRIDE=${2:?}; shift ;;
+	--profile-size) BENCH_PROFILE_SIZE=${2:?}; shift ;;
 	-k) kernel=(-k "${2:?}"); shift ;;
 	-o) out=${2:?}; shift ;;
 	--publish) publish=1 ;;
@@ -61,6 +63,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 export BENCH_ROUNDS_OVERRIDE=${BENCH_ROUNDS_OVERRIDE:-} BENCH_PAIRS_OVERRIDE=${BENCH_PAIRS_OVERRIDE:-}
+BENCH_PROFILE_SIZE=${BENCH_PROFILE_SIZE:-65536}
+[[ "$BENCH_PROFILE_SIZE" =~ ^[0-9]+$ ]] || die "--profile-size takes a message size in bytes"
 
 publish_results() {
 	local d=$1 dst=$repo/Documentation/bench
@@ -122,6 +126,7 @@ rm -rf "$out/run"
 bash tools/vm/run.sh "${kernel[@]}" -q -t "$limit" -o "$out/run" \
 	-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
 	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
+	-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
 	tools/bench/guest.sh tools/bench/guest.sh >"$out/rig.log" 2>&1 &
 rig=$!
 
@@ -164,6 +169,7 @@ if [ "$mode" = profile ]; then
 	for r in a b; do
 		[ -s "$out/run/$r/profile.txt" ] || die "guest $r wrote no profile ($out/run/$r/perf-record.log)"
 		cp "$out/run/$r/profile.txt" "$out/profile-$r.txt"
+		cp "$out/run/$r/profile-callers.txt" "$out/profile-callers-$r.txt" 2>/dev/null
 		# By DSO on the host: the guest's perf files its modules' samples
 		# under [kernel.kallsyms], the host's reads the modules' names from
 		# perf.data.
@@ -178,8 +184,9 @@ if [ "$mode" = profile ]; then
 		head -n 60 "$out/profile-$r.txt"
 		echo
 	done
-	awk '$5 == "bw_MiBps" { print "bench: ib_write_bw 64 KiB under perf: " $6 " MiB/s" }' "$out/run/b/raw.tsv"
-	echo "bench: profiles in $out/profile-a.txt, profile-b.txt (perf.data in $out/run/a, b)"
+	awk -v size="$BENCH_PROFILE_SIZE" '$5 == "bw_MiBps" { print "bench: ib_write_bw " size " B under perf: " $6 " MiB/s" }
+		$5 == "rate_Mpps" { print "bench: ib_write_bw " size " B under perf: " $6 * 1000 " kmsg/s" }' "$out/run/b/raw.tsv"
+	echo "bench: profiles in $out/profile-a.txt, profile-b.txt, call chains in profile-callers-{a,b}.txt (perf.data in $out/run/a, b)"
 	exit 0
 fi
 

@@ -20,7 +20,7 @@
 #
 # In profile mode (BENCH_MODE=profile) each guest also runs
 # "perf record -a" (cpu-clock) around the one cell and writes the top
-# symbols to $RIG_OUT/profile.txt.
+# symbols to $RIG_OUT/profile.txt, call chains to profile-callers.txt.
 export RIG_TEST=bench
 # shellcheck source=../../selftests/lib/guest.sh
 . "$RIG_REPO/selftests/lib/guest.sh"
@@ -176,6 +176,10 @@ profile_stop() {
 		perf report -i /tmp/perf.data --stdio --no-children -g none \
 			--sort sym --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep .
 	} >"$RIG_OUT/profile.txt"
+	# Who calls the costly symbols: call chains of those over 2%.
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+		-g caller,0.5,callee,function,percent --percent-limit 2 \
+		>"$RIG_OUT/profile-callers.txt" 2>/dev/null
 	cp /tmp/perf.data "$RIG_OUT/perf.data" 2>/dev/null
 }
 

@@ -55,7 +55,7 @@ bench_plan_init() {
 		BENCH_LAT_ITERS=50
 		BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce"}
 		BENCH_LINK=""
-		sizes_w=65536
+		sizes_w=${BENCH_PROFILE_SIZE:-65536}
 		sizes_rs=""
 		;;
 	*)
