@@ -425,6 +425,7 @@ struct sroce_req {
 	u32 rd_atomic;		/* outstanding READ/atomic WQEs */
 	u32 noack_pkts;		/* packets since the last AckReq */
 	bool blocked;		/* stopped until an answer arrives */
+	bool run_on_ack;	/* look for new WQEs on the next answer */
 };
 
 /* Completer state (the SQ's published cons is sq.idx = oldest WQE). */

@@ -70,9 +70,10 @@ static void sroce_comp_unblock(struct sroce_qp *qp)
 /* Whether the requester must run now; called with sq_lock held. */
 static bool sroce_comp_woke(struct sroce_qp *qp)
 {
-	bool wake = qp->comp.wake_req;
+	bool wake = qp->comp.wake_req || qp->req.run_on_ack;
 
 	qp->comp.wake_req = false;
+	qp->req.run_on_ack = false;
 	return wake;
 }
 

@@ -36,7 +36,7 @@
 /* Packets sent per run before yielding to the work item. */
 #define SROCE_REQ_BUDGET	256
 /* The same from softirq context, where an ACK opened the window. */
-#define SROCE_REQ_SOFTIRQ_BUDGET	32
+#define SROCE_REQ_SOFTIRQ_BUDGET	64
 
 static struct sroce_swqe *sroce_swqe_at(struct sroce_qp *qp, u32 idx)
 {
@@ -392,6 +392,19 @@ static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
 	struct sroce_ring_hdr *hdr = qp->sq.hdr;
 	u32 p = sroce_ring_load_prod(hdr);
 
+	/*
+	 * With at least SROCE_ACK_EVERY packets unacknowledged, an ACK is
+	 * due soon and the completer will look at the queue again then
+	 * (run_on_ack): NEED_WAKEUP stays clear, and WQEs posted meanwhile
+	 * go out with that ACK's run, in one burst, without a doorbell
+	 * system call each. With fewer in flight (a latency-bound flow),
+	 * the doorbell wakes the engine at once as usual.
+	 */
+	if (p == qp->req.idx && qp->ibqp.qp_type == IB_QPT_RC &&
+	    sroce_psn_diff(qp->req.psn, qp->comp.psn) >= SROCE_ACK_EVERY) {
+		qp->req.run_on_ack = true;
+		return false;
+	}
 	if (p == qp->req.idx) {
 		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_SQ_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between prod and kflags. */

@@ -32,7 +32,9 @@
  *   reuse exactly when libibverbs semantics say so.
  *
  * Doorbell (send queue): the kernel sets SROCE_SQ_NEED_WAKEUP in the SQ's
- * kflags when its send engine has drained the queue and stopped. After
+ * kflags when its send engine has drained the queue and stopped, unless
+ * answers it awaits will restart the engine (it then reads prod again on
+ * their arrival, and the flag stays clear). After
  * publishing prod, the provider issues a full memory barrier, reads kflags
  * and, only if SROCE_SQ_NEED_WAKEUP is set, enters the kernel with an empty
  * IB_USER_VERBS_CMD_POST_SEND (wr_count 0). The engine, before stopping,
