@@ -16,6 +16,8 @@
 #   --profile         perf record in both guests during sroce <-> sroce
 #                     ib_write_bw 64 KiB; prints the top symbols
 #   --profile-size N  profile ib_write_bw with N-byte messages instead
+#   --profile-test T  profile T: write_bw (default), send_lat, write_lat,
+#                     read_lat (2-byte messages)
 #   --report DIR      redo the outputs of an earlier results folder
 #   --rounds N        override the mode's number of rounds
 #   --pairs "A-B ..." override the device pairs (e.g. "sroce-rxe rxe-sroce")
@@ -39,7 +41,7 @@ report_dir=""
 publish=0
 out=""
 kernel=()
-usage() { sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	echo "bench: error: $*" >&2
 	exit 1
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--rounds) BENCH_ROUNDS_OVERRIDE=${2:?}; shift ;;
 	--pairs) BENCH_PAIRS_OVERRIDE=${2:?}; shift ;;
 	--profile-size) BENCH_PROFILE_SIZE=${2:?}; shift ;;
+	--profile-test) BENCH_PROFILE_TEST=${2:?}; shift ;;
 	-k) kernel=(-k "${2:?}"); shift ;;
 	-o) out=${2:?}; shift ;;
 	--publish) publish=1 ;;
@@ -65,6 +68,11 @@ done
 export BENCH_ROUNDS_OVERRIDE=${BENCH_ROUNDS_OVERRIDE:-} BENCH_PAIRS_OVERRIDE=${BENCH_PAIRS_OVERRIDE:-}
 BENCH_PROFILE_SIZE=${BENCH_PROFILE_SIZE:-65536}
 [[ "$BENCH_PROFILE_SIZE" =~ ^[0-9]+$ ]] || die "--profile-size takes a message size in bytes"
+BENCH_PROFILE_TEST=${BENCH_PROFILE_TEST:-write_bw}
+case "$BENCH_PROFILE_TEST" in
+write_bw | send_lat | write_lat | read_lat) ;;
+*) die "--profile-test takes write_bw, send_lat, write_lat or read_lat" ;;
+esac
 
 publish_results() {
 	local d=$1 dst=$repo/Documentation/bench
@@ -127,6 +135,7 @@ bash tools/vm/run.sh "${kernel[@]}" -q -t "$limit" -o "$out/run" \
 	-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
 	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
 	-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
+	-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" \
 	tools/bench/guest.sh tools/bench/guest.sh >"$out/rig.log" 2>&1 &
 rig=$!
 
@@ -185,6 +194,7 @@ if [ "$mode" = profile ]; then
 		echo
 	done
 	awk -v size="$BENCH_PROFILE_SIZE" '$5 == "bw_MiBps" { print "bench: ib_write_bw " size " B under perf: " $6 " MiB/s" }
+		$5 == "typical_us" { print "bench: " $3 " under perf: " $6 " us typical" }
 		$5 == "rate_Mpps" { print "bench: ib_write_bw " size " B under perf: " $6 * 1000 " kmsg/s" }' "$out/run/b/raw.tsv"
 	echo "bench: profiles in $out/profile-a.txt, profile-b.txt, call chains in profile-callers-{a,b}.txt (perf.data in $out/run/a, b)"
 	exit 0

@@ -222,6 +222,8 @@ perftest_cell() {
 		fi
 	fi
 	profile_stop "$tool ${args[*]}"
+	# sroce's counters so far (retransmits, timeouts, drops) explain a bad cell.
+	case "$DEV" in sroce*) rdma statistic show link "$DEV/1" >>"$log" 2>&1 ;; esac
 	if [ "$rc" != 0 ]; then
 		rig_is_b && record_fail "$t" "$size" "$tool exited $rc"
 		return 0
@@ -254,9 +256,53 @@ perftest_cell() {
 	fi
 }
 
-# link_cell PROTO: iperf3 between the guests over the same link.
+# udp_lat_cell: UDP ping-pong (sroce-udp-lat), the link's latency.
+udp_lat_cell() {
+	local port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.udp_lat.log pid rc=0 row i
+	local bin=${SROCE_UDP_LAT:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-udp-lat}
+	CPU_SAMPLE=""
+	if rig_is_a; then
+		timeout -k 3 120 "$bin" -s "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 300; i++)); do
+			grep -q listening "$log" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			rig_sleep 0.1
+		done
+		rig_signal "listen-$step"
+		wait "$pid" || rc=$?
+		return 0
+	fi
+	if rig_wait "listen-$step" 60 >/dev/null; then
+		timeout -k 3 120 "$bin" -c "$RIG_PEER_IP4" "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 || rc=$?
+	else
+		rc=1
+		echo "the server never started" >"$log"
+	fi
+	if [ "$rc" != 0 ]; then
+		record_fail udp_lat 2 "sroce-udp-lat exited $rc"
+		return 0
+	fi
+	# MIN MAX TYPICAL AVG STDEV P99 P99.9, as perftest prints them
+	row=$(result_row "$log" 2)
+	# shellcheck disable=SC2086
+	set -- $row
+	if ! num "${3:-}" || ! num "${6:-}"; then
+		record_fail udp_lat 2 "no latency (row: ${row:-none})"
+		return 0
+	fi
+	record udp_lat 2 typical_us "$3"
+	record udp_lat 2 p99_us "$6"
+}
+
+# link_cell PROTO: iperf3 (tcp, udp) or UDP ping-pong (udp_lat) between
+# the guests over the same link.
 link_cell() {
 	local proto=$1 port=$((5201 + step % 50)) log pid rc=0 d=$BENCH_DUR rate loss args
+	if [ "$proto" = udp_lat ]; then
+		udp_lat_cell
+		return 0
+	fi
 	[ "$d" -lt 2 ] && d=2
 	log=$RIG_OUT/logs/r$round.link.$proto.log
 	CPU_SAMPLE=""
@@ -350,7 +396,7 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	pair="link"
 	for proto in $BENCH_LINK; do
 		step=$((step + 1))
-		progress "iperf3 $proto"
+		progress "link $proto"
 		link_cell "$proto"
 		step_done
 	done

@@ -13,7 +13,8 @@
 #                    TYPEB (the client: the requester)
 #   BENCH_DUR        seconds of each bandwidth test (perftest -D)
 #   BENCH_LAT_ITERS  iterations of each latency test (perftest -n)
-#   BENCH_LINK       link tests: tcp, udp (iperf3), or empty
+#   BENCH_LINK       link tests: tcp, udp (iperf3), udp_lat (sroce-udp-lat
+#                    ping-pong), or empty
 #   BENCH_TESTS      one line per perftest cell: "TEST SIZE TOOL [ARGS...]"
 #                    (TEST names the cell: write_bw, write_bw_q4, send_lat...)
 # bench_pairs_of_round R prints round R's pairs, rotated so that the order of
@@ -24,7 +25,7 @@
 bench_plan_init() {
 	local sizes_w sizes_rs s
 	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
-	BENCH_LINK="tcp udp"
+	BENCH_LINK="tcp udp udp_lat"
 	case "${BENCH_MODE:-full}" in
 	full)
 		BENCH_ROUNDS=3
@@ -52,10 +53,11 @@ bench_plan_init() {
 	profile)
 		BENCH_ROUNDS=1
 		BENCH_DUR=${BENCH_PROFILE_SECONDS:-8}
-		BENCH_LAT_ITERS=50
+		BENCH_LAT_ITERS=3000
 		BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce"}
 		BENCH_LINK=""
 		sizes_w=${BENCH_PROFILE_SIZE:-65536}
+		[ "${BENCH_PROFILE_TEST:-write_bw}" = write_bw ] || sizes_w=""
 		sizes_rs=""
 		;;
 	*)
@@ -84,6 +86,13 @@ bench_plan_init() {
 		;;
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
+		;;
+	profile)
+		case "${BENCH_PROFILE_TEST:-write_bw}" in
+		send_lat | write_lat | read_lat)
+			BENCH_TESTS+="$BENCH_PROFILE_TEST 2 ib_$BENCH_PROFILE_TEST -s 2"$'\n'
+			;;
+		esac
 		;;
 	esac
 	BENCH_TESTS=${BENCH_TESTS%$'\n'}

@@ -135,7 +135,8 @@ cpus=$(meta host_cpus)
 	echo
 	echo "Each cell: median over the rounds (± spread: max - min in % of the median)."
 	echo "Ratios divide medians: X/rxe is pair X against rxe-rxe, sroce/link is"
-	echo "sroce-sroce against iperf3 TCP on the same link. For bandwidth and message"
+	echo "sroce-sroce against iperf3 TCP on the same link (bandwidth) or against a UDP"
+	echo "ping-pong between the same guests (send_lat). For bandwidth and message"
 	echo "rate higher is better; for latency and CPU cost lower is better."
 	echo "Guest a is the perftest server (responder), guest b the client (requester);"
 	echo "CPU cost: guest CPU seconds per GB through its interface, measured mid-transfer"
@@ -199,7 +200,7 @@ function label(t, s, m) {
 # Rows of the main table: bandwidth at every size, message rate up to
 # 4 KiB, latency, CPU of the 64 KiB WRITE test.
 function wanted(t, s, m) {
-	if (t == "tcp" || t == "udp") return 0
+	if (t == "tcp" || t == "udp" || t == "udp_lat") return 0
 	if (m == "bw_MiBps" || m ~ /_us$/) return 1
 	if (m == "rate_kmsgps") return s <= 4096
 	if (m ~ /^(cpu|ksys)_/) return t == "write_bw" && s == 65536
@@ -207,7 +208,7 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat write_lat read_lat tcp udp", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat write_lat read_lat tcp udp udp_lat", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
 	nmo = split("bw_MiBps rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
@@ -242,21 +243,26 @@ END {
 			split(tcp, g, SUBSEP)
 			tk = g[2] SUBSEP g[3] SUBSEP g[4]
 			row = row " " ratio("sroce-sroce", "link", k, tk) " |"
+		} else if (f[1] == "send_lat" && f[3] ~ /_us$/) {
+			# against the UDP ping-pong of the link itself
+			row = row " " ratio("sroce-sroce", "link", k, "udp_lat" SUBSEP "2" SUBSEP f[3]) " |"
 		} else row = row " |"
 		print row
 	}
 	print ""
-	print "The link itself (iperf3 between the same guests):"
+	print "The link itself (iperf3 and a UDP ping-pong, sroce-udp-lat, between the same guests):"
 	print ""
 	print "| cell | unit | link |"
 	print "| --- | --- | ---: |"
 	for (o = 1; o <= nk; o++) {
 		k = ord[o]
 		split(k, f, SUBSEP)
-		if (f[1] != "tcp" && f[1] != "udp") continue
-		lb = (f[1] == "tcp" ? "iperf3 TCP" : "iperf3 UDP (4 KiB datagrams, unlimited rate)")
+		if (f[1] != "tcp" && f[1] != "udp" && f[1] != "udp_lat") continue
+		lb = (f[1] == "tcp" ? "iperf3 TCP" : f[1] == "udp" ? "iperf3 UDP (4 KiB datagrams, unlimited rate)" : \
+			"UDP ping-pong 2 B")
 		m = f[3]
 		lbl = lb (m == "bw_MiBps" ? " bandwidth" : m == "loss_pct" ? " loss" : \
+			m == "typical_us" ? " latency typical" : m == "p99_us" ? " latency p99" : \
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
 		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
 	}

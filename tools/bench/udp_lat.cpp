@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce-udp-lat: UDP ping-pong between two hosts, the link's own latency
+ * for the benchmark (tools/bench): what ib_send_lat measures, without RDMA.
+ *
+ *   sroce-udp-lat -s PORT ITERS SIZE           (server: echoes ITERS datagrams)
+ *   sroce-udp-lat -c HOST PORT ITERS SIZE      (client)
+ *
+ * Both sides busy-poll their socket (MSG_DONTWAIT), as perftest polls its
+ * completion queue, so no scheduler wakeup is counted that ib_send_lat does
+ * not have either. The client prints one line in perftest's latency row
+ * layout, half the round trip in microseconds:
+ *
+ *   SIZE ITERS MIN MAX TYPICAL AVERAGE STDEV P99 P99.9
+ *
+ * Every reply must echo the request byte for byte (a counter pattern that
+ * changes with each round); the client fails on any mismatch.
+ */
+#include <arpa/inet.h>
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+namespace
+{
+
+constexpr unsigned long max_size = 8192;
+// Gives up when the peer is silent this long (seconds).
+constexpr double idle_limit = 10.0;
+
+bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end = nullptr;
+
+	errno = 0;
+	unsigned long v = std::strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+double now_s()
+{
+	timespec ts{};
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void fill(std::vector<unsigned char> &buf, unsigned long round)
+{
+	for (size_t i = 0; i < buf.size(); i++)
+		buf[i] = static_cast<unsigned char>(round * 131 + i * 7);
+}
+
+// Receive one datagram of exactly buf.size() bytes; false on error/timeout.
+bool recv_one(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
+{
+	double start = now_s();
+	socklen_t len = sizeof(*from);
+
+	for (unsigned int spins = 0;; spins++) {
+		ssize_t n = recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC,
+		                     reinterpret_cast<sockaddr *>(from), &len);
+		if (n >= 0) {
+			if (static_cast<size_t>(n) != buf.size()) {
+				std::fprintf(stderr,
+				             "udp-lat: datagram of %zd bytes, expected %zu\n", n,
+				             buf.size());
+				return false;
+			}
+			return true;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			std::perror("udp-lat: recvfrom");
+			return false;
+		}
+		if ((spins & 1023) == 0 && now_s() - start > idle_limit) {
+			std::fprintf(stderr, "udp-lat: no datagram for %.0f s\n", idle_limit);
+			return false;
+		}
+	}
+}
+
+int server(unsigned long port, unsigned long iters, unsigned long size)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	sockaddr_in addr{};
+	std::vector<unsigned char> buf(size);
+
+	if (fd < 0) {
+		std::perror("udp-lat: socket");
+		return 1;
+	}
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons(static_cast<uint16_t>(port));
+	addr.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr))) {
+		std::perror("udp-lat: bind");
+		return 1;
+	}
+	std::printf("udp-lat: listening on %lu\n", port);
+	std::fflush(stdout);
+	for (unsigned long i = 0; i < iters; i++) {
+		sockaddr_in from{};
+
+		if (!recv_one(fd, buf, &from))
+			return 1;
+		if (sendto(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from),
+		           sizeof(from)) != static_cast<ssize_t>(buf.size())) {
+			std::perror("udp-lat: sendto");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int client(const char *host, unsigned long port, unsigned long iters, unsigned long size)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	sockaddr_in addr{};
+	std::vector<unsigned char> out(size), in(size);
+	std::vector<double> half_rtt_us;
+
+	if (fd < 0) {
+		std::perror("udp-lat: socket");
+		return 1;
+	}
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons(static_cast<uint16_t>(port));
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+		std::fprintf(stderr, "udp-lat: bad IPv4 address %s\n", host);
+		return 1;
+	}
+	if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr))) {
+		std::perror("udp-lat: connect");
+		return 1;
+	}
+	half_rtt_us.reserve(iters);
+	for (unsigned long i = 0; i < iters; i++) {
+		sockaddr_in from{};
+
+		fill(out, i);
+		double t0 = now_s();
+		if (send(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size())) {
+			std::perror("udp-lat: send");
+			return 1;
+		}
+		if (!recv_one(fd, in, &from))
+			return 1;
+		double t1 = now_s();
+		if (in != out) {
+			std::fprintf(stderr, "udp-lat: reply %lu differs from the request\n", i);
+			return 1;
+		}
+		half_rtt_us.push_back((t1 - t0) * 1e6 / 2);
+	}
+
+	std::vector<double> v = half_rtt_us;
+	std::sort(v.begin(), v.end());
+	double sum = 0, sq = 0;
+	for (double x : v)
+		sum += x;
+	double avg = sum / static_cast<double>(v.size());
+	for (double x : v)
+		sq += (x - avg) * (x - avg);
+	auto pct = [&v](double p) {
+		size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+		return v[std::min(i, v.size() - 1)];
+	};
+	std::printf(" #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] "
+	            "t_stdev[usec] 99%%[usec] 99.9%%[usec]\n");
+	std::printf(" %lu %lu %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n", size, iters, v.front(),
+	            v.back(), pct(0.5), avg, std::sqrt(sq / static_cast<double>(v.size())),
+	            pct(0.99), pct(0.999));
+	return 0;
+}
+
+void usage()
+{
+	std::fprintf(stderr, "usage: sroce-udp-lat -s PORT ITERS SIZE\n"
+	                     "       sroce-udp-lat -c HOST PORT ITERS SIZE\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	unsigned long port, iters, size;
+
+	if (argc == 5 && !std::strcmp(argv[1], "-s") && parse_uint(argv[2], 1, 65535, &port) &&
+	    parse_uint(argv[3], 1, 10000000, &iters) && parse_uint(argv[4], 1, max_size, &size))
+		return server(port, iters, size);
+	if (argc == 6 && !std::strcmp(argv[1], "-c") && parse_uint(argv[3], 1, 65535, &port) &&
+	    parse_uint(argv[4], 1, 10000000, &iters) && parse_uint(argv[5], 1, max_size, &size))
+		return client(argv[2], port, iters, size);
+	usage();
+	return 2;
+}
