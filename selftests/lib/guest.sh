@@ -217,7 +217,9 @@ rig_load_module() {
 			[ -d "/sys/module/$m" ] || modprobe "$m" || rig_fail "modprobe $m failed"
 		done
 		if [ ! -d /sys/module/sroce ]; then
-			insmod "$ko" || rig_fail "insmod $ko failed"
+			# SROCE_PARAMS: module parameters (sroce(7)), e.g. "tx_gso=0"
+			# shellcheck disable=SC2086 # a list of words
+			insmod "$ko" ${SROCE_PARAMS:-} || rig_fail "insmod $ko ${SROCE_PARAMS:-} failed"
 		fi
 		;;
 	*)

@@ -18,6 +18,7 @@
 #   --profile-size N  profile ib_write_bw with N-byte messages instead
 #   --profile-test T  profile T: write_bw (default), send_lat, write_lat,
 #                     read_lat (2-byte messages)
+#   --sroce-params P  sroce module parameters in the guests ("tx_gso=0")
 #   --report DIR      redo the outputs of an earlier results folder
 #   --rounds N        override the mode's number of rounds
 #   --pairs "A-B ..." override the device pairs (e.g. "sroce-rxe rxe-sroce")
@@ -41,7 +42,7 @@ report_dir=""
 publish=0
 out=""
 kernel=()
-usage() { sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	echo "bench: error: $*" >&2
 	exit 1
@@ -57,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--pairs) BENCH_PAIRS_OVERRIDE=${2:?}; shift ;;
 	--profile-size) BENCH_PROFILE_SIZE=${2:?}; shift ;;
 	--profile-test) BENCH_PROFILE_TEST=${2:?}; shift ;;
+	--sroce-params) SROCE_PARAMS=${2?}; shift ;;
 	-k) kernel=(-k "${2:?}"); shift ;;
 	-o) out=${2:?}; shift ;;
 	--publish) publish=1 ;;
@@ -136,6 +138,7 @@ bash tools/vm/run.sh "${kernel[@]}" -q -t "$limit" -o "$out/run" \
 	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
 	-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
 	-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" \
+	-e SROCE_PARAMS="${SROCE_PARAMS:-}" \
 	tools/bench/guest.sh tools/bench/guest.sh >"$out/rig.log" 2>&1 &
 rig=$!
 
