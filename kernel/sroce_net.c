@@ -457,8 +457,11 @@ static void sroce_xmit_take_run(struct sk_buff_head *list,
 
 /*
  * Send packets whose BTH..ICRC the caller built, each with its address in
- * skb->cb; consumes the list. Consecutive packets to one destination go as
- * one burst. A packet the stack drops is recovered by RC retransmission.
+ * skb->cb; consumes the list. For a connected QP (@cache set) consecutive
+ * packets to its peer go as one burst; UD and GSI packets go one by one:
+ * runs to one peer are rare there, and with bursts of GSI MADs the rdma_cm
+ * test saw connections rejected now and then (cause not found). A packet
+ * the stack drops is recovered by RC retransmission.
  */
 void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 		     struct sk_buff_head *list)
@@ -473,7 +476,8 @@ void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 	while ((skb = __skb_dequeue(list))) {
 		memcpy(&xa, skb->cb, sizeof(xa));
 		__skb_queue_tail(&run, skb);
-		sroce_xmit_take_run(list, &run, skb);
+		if (cache)
+			sroce_xmit_take_run(list, &run, skb);
 		n = skb_queue_len(&run);
 		ret = xa.ipv6 ? sroce_xmit6(sdev, cache, &xa, &run) :
 				sroce_xmit4(sdev, cache, &xa, &run);
