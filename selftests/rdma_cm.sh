@@ -35,7 +35,7 @@ cm_case() {
 	if rig_is_a; then
 		timeout -k 3 "$secs" "${srv_cmd[@]}" >"$log" 2>&1 &
 		pid=$!
-		if ! rig_wait_cm_listen "$port" 30; then
+		if ! rig_wait_cm_listen "$port" 30 "$pid"; then
 			kill "$pid" 2>/dev/null
 			rig_fail "$name: the server did not listen"
 		fi

@@ -180,12 +180,17 @@ rig_wait_listen() {
 	done
 }
 
-# rig_wait_cm_listen PORT [SECONDS]: wait until an rdma_cm ID listens on
-# PORT (rdma resource show cm_id; default 30 s).
+# rig_wait_cm_listen PORT [SECONDS] [PID]: wait until an rdma_cm ID listens
+# on PORT (rdma resource show cm_id; default 30 s). With PID, only an ID of
+# that process or of its children counts: the listener of a server that
+# has just exited can still be listed for a moment, and a client that
+# connected on its word was rejected ("invalid service ID").
 rig_wait_cm_listen() {
-	local end=$((EPOCHSECONDS + ${2:-30}))
-	until rdma resource show cm_id 2>/dev/null |
-		grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)"; do
+	local end=$((EPOCHSECONDS + ${2:-30})) owners
+	until owners=${3:+$(pgrep -d '|' -P "$3")}
+		rdma resource show cm_id 2>/dev/null |
+			grep -E "state LISTEN .*src-addr [^ ]*:$1( |\$)" |
+			grep -qE "${3:+ pid ($3${owners:+|$owners}) }"; do
 		if [ "$EPOCHSECONDS" -ge "$end" ]; then
 			rig_log "no rdma_cm ID listens on port $1 after ${2:-30}s"
 			return 1
