@@ -73,6 +73,7 @@ struct sroce_stats {
 	atomic64_t err_naks_rcvd;
 	atomic64_t err_naks_sent;
 	atomic64_t duplicates;
+	atomic64_t flushes;		/* FLUSH requests executed */
 	atomic64_t drops[SROCE_DROP_NUM];
 };
 
@@ -298,6 +299,8 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_send_wqe *w);
 int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
 struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
 				u64 len, int access);
+struct sroce_mr *sroce_rkey_get_region(struct sroce_qp *qp, u32 rkey,
+				       int access);
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int sroce_dealloc_mw(struct ib_mw *ibmw);
 int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
@@ -426,6 +429,8 @@ struct sroce_req {
 	u32 noack_pkts;		/* packets since the last AckReq */
 	bool blocked;		/* stopped until an answer arrives */
 	bool run_on_ack;	/* look for new WQEs on the next answer */
+	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
+	bool flush_known;	/* a FLUSH was answered: keep that ICRC */
 };
 
 /* Completer state (the SQ's published cons is sq.idx = oldest WQE). */

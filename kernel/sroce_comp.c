@@ -292,11 +292,14 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 
 /*
  * The kind of response that answers @s: READ responses answer READs and,
- * empty, ATOMIC WRITEs (IBA A19.4); atomic ACKs answer the other atomics.
+ * empty, ATOMIC WRITEs and FLUSHes (IBA A19.4); atomic ACKs answer the
+ * other atomics.
  */
 static u8 sroce_comp_answer_kind(const struct sroce_swqe *s)
 {
-	if (s->kind == SROCE_SWQE_ATOMIC && s->w.opcode == SROCE_WR_ATOMIC_WRITE)
+	if (s->kind == SROCE_SWQE_ATOMIC &&
+	    (s->w.opcode == SROCE_WR_ATOMIC_WRITE ||
+	     s->w.opcode == SROCE_WR_FLUSH))
 		return SROCE_SWQE_READ;
 	return s->kind;
 }
@@ -356,11 +359,14 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!s)
 		return;
 	if (s->kind == SROCE_SWQE_ATOMIC) {
-		/* ATOMIC WRITE: one empty READ response ONLY. */
+		/* ATOMIC WRITE, FLUSH: one empty READ response ONLY. */
 		if (pkt->payload_len || (flags & SROCE_OPF_ONLY) != SROCE_OPF_ONLY) {
 			sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
 			return;
 		}
+		/* The peer took this FLUSH's ICRC (sroce_req.c). */
+		if (s->w.opcode == SROCE_WR_FLUSH)
+			qp->req.flush_known = true;
 		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
 		sroce_comp_unblock(qp);

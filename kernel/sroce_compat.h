@@ -31,4 +31,25 @@ sroce_compat_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 #define SROCE_OP_CREATE_CQ sroce_create_cq
 #endif
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+/*
+ * RDMA FLUSH (IBA A19) came to the core in 6.2: the device capability, and
+ * the MR and QP access bit that lets a peer FLUSH. sroce offers global
+ * visibility only; persistence would need persistent memory behind the
+ * region, which it cannot vouch for. Before 6.2 no region can grant FLUSH
+ * access (the bit is 0), so every FLUSH that reaches us is refused.
+ */
+#define SROCE_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+/*
+ * Only as a QP permission: ib_cm grants a connected QP both FLUSH bits as
+ * soon as the device offers either kind (cm_init_qp_init_attr()).
+ */
+#define SROCE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#else
+#define SROCE_DEVICE_FLUSH_GLOBAL	0
+#define SROCE_ACCESS_FLUSH_GLOBAL	0
+#define SROCE_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
 #endif /* SROCE_COMPAT_H */

@@ -26,6 +26,7 @@
 #include <linux/skbuff.h>
 
 #include "sroce.h"
+#include "sroce_compat.h"
 #include <sroce/sroce_keys.h>
 
 u32 sroce_key_make(u32 index)
@@ -217,7 +218,8 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 
 #define SROCE_USER_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			   IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+			   IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING | \
+			   SROCE_ACCESS_FLUSH_GLOBAL)
 
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -391,6 +393,32 @@ struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
 		return mr;
 	mr = sroce_mr_get(qp->sdev, rkey);
 	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/*
+ * The whole region behind @rkey, for a FLUSH at selectivity level "memory
+ * region" (IBA A19.4.3): key, PD and @access are checked, no range. A
+ * window never grants FLUSH access (sroce_mw_access_ok()), so a window key
+ * is refused like a bad one.
+ */
+struct sroce_mr *sroce_rkey_get_region(struct sroce_qp *qp, u32 rkey,
+				       int access)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mw_resolve(qp, rkey, 0, 0, access, &err);
+	if (err != -ENOENT) {
+		if (mr)
+			sroce_mr_put(mr);
+		return NULL;
+	}
+	mr = sroce_mr_get(qp->sdev, rkey);
+	if (mr && sroce_mr_check(mr, qp->ibqp.pd, mr->iova, 0, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
 	}

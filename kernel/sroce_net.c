@@ -162,6 +162,7 @@ void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa)
 	xa->hop_limit = p->av.hop_limit;
 	xa->flow_label = p->av.flow_label;
 	xa->sport = p->udp_sport;
+	xa->rxe_flush_icrc = false;
 }
 
 /* Resolve a UD address vector (from a WQE: nothing in it is trusted). */
@@ -187,6 +188,7 @@ int sroce_addr_from_av(struct sroce_qp *qp, const struct sroce_av *av,
 	xa->hop_limit = av->hop_limit;
 	xa->flow_label = av->flow_label & IB_GRH_FLOWLABEL_MASK;
 	xa->sport = sroce_udp_sport(xa->flow_label, qp->ibqp.qp_num, 0);
+	xa->rxe_flush_icrc = false;
 	return 0;
 }
 
@@ -205,13 +207,15 @@ static void sroce_push_udp(struct sk_buff *skb, u16 sport)
 }
 
 /* ICRC over the finished frame; the skb is linear. */
-static void sroce_put_icrc(struct sk_buff *skb, unsigned int l3_len)
+static void sroce_put_icrc(struct sk_buff *skb, unsigned int l3_len,
+			   bool rxe_flush)
 {
 	u8 *l3 = skb_network_header(skb);
 	/* The UDP payload, BTH through ICRC. */
 	u32 bth_len = skb->len - l3_len - SROCE_UDP_HDR_BYTES;
 
-	sroce_icrc_put(skb_tail_pointer(skb) - SROCE_ICRC_BYTES,
+	sroce_icrc_put(skb_tail_pointer(skb) - SROCE_ICRC_BYTES, rxe_flush ?
+		       sroce_icrc_calc_rxe_flush(l3, l3_len, bth_len) :
 		       sroce_icrc_calc(l3, l3_len, bth_len));
 }
 
@@ -281,7 +285,7 @@ static void sroce_hdr4(struct sk_buff *skb, const struct sroce_xmit_addr *xa,
 	iph->saddr = saddr;
 	iph->daddr = daddr;
 	ip_send_check(iph);
-	sroce_put_icrc(skb, sizeof(*iph));
+	sroce_put_icrc(skb, sizeof(*iph), xa->rxe_flush_icrc);
 	skb->protocol = htons(ETH_P_IP);
 }
 
@@ -301,7 +305,7 @@ static void sroce_hdr6(struct sk_buff *skb, const struct sroce_xmit_addr *xa,
 			  ip6_dst_hoplimit(dst);
 	memcpy(&ip6h->saddr, xa->sgid, 16);
 	memcpy(&ip6h->daddr, xa->dgid, 16);
-	sroce_put_icrc(skb, sizeof(*ip6h));
+	sroce_put_icrc(skb, sizeof(*ip6h), xa->rxe_flush_icrc);
 	skb->protocol = htons(ETH_P_IPV6);
 }
 
@@ -511,10 +515,12 @@ static int sroce_rcv_l3(struct sk_buff *skb)
 /*
  * ICRC of a received frame of @len bytes from the UDP header on: the
  * masked pseudo header through the BTH from the linear area, the rest with
- * a sequential read that copes with paged skbs.
+ * a sequential read that copes with paged skbs. An RC FLUSH (headers only,
+ * @hdr_len bytes, linear) may also carry rdma_rxe's variant of the ICRC
+ * (sroce_icrc_rxe_flush()): we answer rxe's FLUSH requests too.
  */
 static bool sroce_rcv_icrc_ok(struct sk_buff *skb, unsigned int l3_len,
-			      unsigned int len)
+			      unsigned int len, u8 opcode, unsigned int hdr_len)
 {
 	unsigned int from = SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES;
 	unsigned int to = len - SROCE_ICRC_BYTES;
@@ -536,7 +542,12 @@ static bool sroce_rcv_icrc_ok(struct sk_buff *skb, unsigned int l3_len,
 	skb_abort_seq_read(&st);
 	if (skb_copy_bits(skb, to, wire, sizeof(wire)))
 		return false;
-	return sroce_icrc_final(crc) == sroce_icrc_get(wire);
+	if (sroce_icrc_final(crc) == sroce_icrc_get(wire))
+		return true;
+	return opcode == SROCE_OP_RC_FLUSH &&
+	       to == SROCE_UDP_HDR_BYTES + hdr_len &&
+	       sroce_icrc_rxe_flush(crc, skb->data + SROCE_UDP_HDR_BYTES,
+				    hdr_len) == sroce_icrc_get(wire);
 }
 
 static bool sroce_qp_accepts(struct sroce_qp *qp, const struct sroce_pkt *pkt)
@@ -594,7 +605,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		goto drop;
 
 	err = -SROCE_DROP_BAD_ICRC;
-	if (!sroce_rcv_icrc_ok(skb, l3_len, len))
+	if (!sroce_rcv_icrc_ok(skb, l3_len, len, skb->data[SROCE_UDP_HDR_BYTES],
+			       info->hdr_len))
 		goto drop;
 	/* Parses the linear headers only; len bounds the payload. */
 	err = sroce_parse(skb->data + SROCE_UDP_HDR_BYTES,

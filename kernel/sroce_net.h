@@ -24,6 +24,7 @@ struct sroce_xmit_addr {
 	u8 hop_limit;
 	u32 flow_label;
 	u16 sport;
+	bool rxe_flush_icrc;	/* an RC FLUSH with rxe's ICRC (sroce_icrc.h) */
 };
 
 /* Headroom every packet buffer leaves for Ethernet, IP and UDP headers. */

@@ -14,6 +14,7 @@
 #include <rdma/ib_cache.h>
 
 #include "sroce.h"
+#include "sroce_compat.h"
 #include <sroce/sroce_wire.h>
 
 static const char * const sroce_qp_state_name[] = {
@@ -66,6 +67,8 @@ u8 sroce_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_WC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return SROCE_WC_FLUSH;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -480,6 +483,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, const struct ib_qp_attr *a,
 	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				    IB_ACCESS_REMOTE_READ |
 				    IB_ACCESS_REMOTE_ATOMIC |
+				    SROCE_ACCESS_FLUSH_GLOBAL |
+				    SROCE_ACCESS_FLUSH_PERSISTENT |
 				    IB_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	return 0;

@@ -79,7 +79,8 @@ static bool sroce_req_opcode_ok(struct sroce_qp *qp, u32 op)
 		       op == IB_WR_RDMA_READ ||
 		       op == IB_WR_ATOMIC_CMP_AND_SWP ||
 		       op == IB_WR_ATOMIC_FETCH_AND_ADD ||
-		       op == SROCE_WR_ATOMIC_WRITE;
+		       op == SROCE_WR_ATOMIC_WRITE ||
+		       (op == SROCE_WR_FLUSH && qp->is_user);
 	case IB_QPT_UC:
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
 		       op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
@@ -102,6 +103,7 @@ static u8 sroce_req_kind(u32 op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case SROCE_WR_ATOMIC_WRITE:
+	case SROCE_WR_FLUSH:
 		return SROCE_SWQE_ATOMIC;
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
@@ -158,6 +160,17 @@ static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 		if (w->num_sge || (w->flags & SROCE_WQE_INLINE))
 			return IB_WC_LOC_QP_OP_ERR;
 		total = sizeof(u64);
+	} else if (w->opcode == SROCE_WR_FLUSH) {
+		/* No payload either way (IBA oA19-2); the range is remote. */
+		if (w->num_sge || (w->flags & SROCE_WQE_INLINE) ||
+		    !w->wr.flush.type ||
+		    (w->wr.flush.type & ~(SROCE_FLUSH_GLOBAL |
+					  SROCE_FLUSH_PERSISTENT)) ||
+		    w->wr.flush.level > SROCE_FLUSH_MR)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (w->wr.flush.length > SROCE_MAX_MSG_SIZE)
+			return IB_WC_LOC_LEN_ERR;
+		total = 0;
 	} else if (s->kind == SROCE_SWQE_ATOMIC) {
 		if (total < sizeof(u64))
 			return IB_WC_LOC_LEN_ERR;
@@ -218,6 +231,8 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
 	case SROCE_SWQE_ATOMIC:
 		if (op == SROCE_WR_ATOMIC_WRITE)
 			return SROCE_OP_RC_ATOMIC_WRITE;
+		if (op == SROCE_WR_FLUSH)
+			return SROCE_OP_RC_FLUSH;
 		return op == IB_WR_ATOMIC_CMP_AND_SWP ?
 		       SROCE_OP_RC_COMPARE_SWAP : SROCE_OP_RC_FETCH_ADD;
 	case SROCE_SWQE_WRITE:
@@ -287,6 +302,14 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 			pkt->reth.dma_len = sizeof(u64);
 			break;
 		}
+		if (w->opcode == SROCE_WR_FLUSH) {
+			pkt->reth.va = w->wr.flush.remote_addr;
+			pkt->reth.rkey = w->wr.flush.rkey;
+			pkt->reth.dma_len = (u32)w->wr.flush.length;
+			pkt->feth.plt = w->wr.flush.type;
+			pkt->feth.sel = w->wr.flush.level;
+			break;
+		}
 		pkt->atmeth.va = w->wr.atomic.remote_addr;
 		pkt->atmeth.rkey = w->wr.atomic.rkey;
 		pkt->atmeth.swap_add = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -313,6 +336,35 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 	if (pkt->ackreq)
 		qp->req.noack_pkts = 0;
 	return n;
+}
+
+/*
+ * The ICRC of the FLUSHes we send. rdma_rxe (6.2 through at least 6.12)
+ * checks a FLUSH against its own variant of the ICRC and silently drops
+ * one with the IBA ICRC (sroce_icrc.h); a device that follows the IBA does
+ * the opposite. We cannot tell the two apart, so by default a QP starts
+ * with the IBA ICRC and, while none of its FLUSHes has been answered yet,
+ * switches to the other variant each time it must send a FLUSH again
+ * (sroce_req_rewind()); the first answered FLUSH fixes the choice for the
+ * QP. Either peer answers the second try at the latest; the cost is one
+ * retry (an ACK timeout, or at once when a sequence NAK for the packet
+ * behind the FLUSH comes back). Our own receive path takes both.
+ */
+static int sroce_flush_icrc;
+module_param_named(flush_icrc, sroce_flush_icrc, int, 0644);
+MODULE_PARM_DESC(flush_icrc,
+		 "ICRC of RDMA FLUSH requests: 0 learn per QP (default), 1 IBA, 2 rdma_rxe 6.2-6.12");
+
+static bool sroce_req_flush_rxe(struct sroce_qp *qp)
+{
+	switch (READ_ONCE(sroce_flush_icrc)) {
+	case 1:
+		return false;
+	case 2:
+		return true;
+	default:
+		return qp->req.flush_rxe;
+	}
 }
 
 /* Build the next packet of @s. Returns it, or NULL with *status set. */
@@ -365,6 +417,8 @@ static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
 		}
 	} else {
 		sroce_addr_from_qp(qp, xa);
+		if (s->w.opcode == SROCE_WR_FLUSH)
+			xa->rxe_flush_icrc = sroce_req_flush_rxe(qp);
 	}
 
 	if (s->kind == SROCE_SWQE_SEND || s->kind == SROCE_SWQE_WRITE)
@@ -684,6 +738,22 @@ void sroce_req_run_softirq(struct sroce_qp *qp)
 	sroce_req_run_budget(qp, SROCE_REQ_SOFTIRQ_BUDGET);
 }
 
+/* Does going back to @psn send a FLUSH again (see sroce_flush_icrc)? */
+static bool sroce_req_resends_flush(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_swqe *s;
+	u32 idx;
+
+	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
+		s = sroce_swqe_at(qp, idx);
+		if (s->w.opcode == SROCE_WR_FLUSH &&
+		    sroce_psn_diff(s->first_psn, psn) >= 0 &&
+		    sroce_psn_diff(s->first_psn, qp->req.psn) < 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Continue sending from @psn (go-back-N, IBA 9.7.4.1.5), which lies in
  * [comp.psn, req.psn_max]: back after a NAK or timeout, or forward when
@@ -697,6 +767,9 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	u32 mtu = sroce_qp_mtu(qp), idx;
 	struct sroce_swqe *s;
 	bool back = sroce_psn_diff(psn, qp->req.psn) < 0;
+
+	if (back && !qp->req.flush_known && sroce_req_resends_flush(qp, psn))
+		qp->req.flush_rxe = !qp->req.flush_rxe;
 
 	qp->req.rd_atomic = 0;
 	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {

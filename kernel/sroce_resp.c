@@ -12,6 +12,7 @@
  * State is under qp->resp_lock; answers are built under it and sent after.
  */
 #include "sroce.h"
+#include "sroce_compat.h"
 #include "sroce_net.h"
 
 /* READ response packets built per softirq or work-item pass. */
@@ -435,6 +436,31 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 }
 
 /*
+ * Answer the one-packet request @pkt, executed, with an empty RDMA READ
+ * response ONLY through its responder resource @res (ATOMIC WRITE, FLUSH):
+ * it keeps its place behind earlier READs, and a duplicate is answered
+ * again from @res.
+ */
+static enum sroce_resp_result sroce_resp_empty_read(struct sroce_qp *qp,
+						    struct sroce_res *res,
+						    const struct sroce_pkt *pkt,
+						    struct sk_buff_head *out)
+{
+	res->first_psn = pkt->psn;
+	res->npsn = 1;
+	res->va = pkt->reth.va;
+	res->rkey = pkt->reth.rkey;
+	res->length = 0;
+	qp->resp.res_pending++;
+	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
+	if (sroce_resp_reads_left(qp))
+		sroce_qp_kick(qp);
+	return SROCE_RESP_ANSWERED;
+}
+
+/*
  * ATOMIC WRITE (IBA A19.4): 8 bytes stored in one access at an aligned
  * address of an MR with remote write access. It is answered like a READ of
  * no data, with an empty RDMA READ response ONLY, through a responder
@@ -471,18 +497,58 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 		res->valid = false;
 		return SROCE_RESP_NAK_ACC;
 	}
-	res->first_psn = pkt->psn;
-	res->npsn = 1;
-	res->va = pkt->reth.va;
-	res->rkey = pkt->reth.rkey;
-	res->length = 0;
-	qp->resp.res_pending++;
-	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
-	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
-	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-	if (sroce_resp_reads_left(qp))
-		sroce_qp_kick(qp);
-	return SROCE_RESP_ANSWERED;
+	return sroce_resp_empty_read(qp, res, pkt, out);
+}
+
+/*
+ * FLUSH (IBA A19.4.3, A19.8): make every earlier write to the named range,
+ * or to the whole region, visible to every observer, then answer with an
+ * empty RDMA READ response ONLY through a responder resource, as ATOMIC
+ * WRITE is answered (a duplicate is answered again from it).
+ *
+ * The QP must grant every placement type asked for, else the request is
+ * invalid (rdma_rxe answers so too); the region (never a window) must
+ * grant them, else it is a remote access error. sroce offers global
+ * visibility only (sroce_compat.h): no region grants persistence, so a
+ * persistence FLUSH fails one way or the other.
+ *
+ * Our responder places the data of every earlier request itself, in PSN
+ * order, before it gets here; those stores are visible to this CPU. The
+ * full barrier orders them before the response, so whoever learns of the
+ * FLUSH's completion (the requester, then anyone it tells) reads them.
+ */
+static enum sroce_resp_result sroce_resp_flush_req(struct sroce_qp *qp,
+						   const struct sroce_pkt *pkt,
+						   struct sk_buff_head *out)
+{
+	const struct sroce_feth *f = &pkt->feth;
+	int need = 0;
+	struct sroce_res *res;
+	struct sroce_mr *mr;
+
+	if (f->plt & SROCE_FLUSH_GLOBAL)
+		need |= SROCE_ACCESS_FLUSH_GLOBAL;
+	if (f->plt & SROCE_FLUSH_PERSISTENT)
+		need |= SROCE_ACCESS_FLUSH_PERSISTENT;
+	if (!f->plt ||
+	    (f->plt & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
+	    !need || (qp->access_flags & need) != need ||
+	    f->sel > SROCE_FLUSH_MR)
+		return SROCE_RESP_NAK_INV;
+	if (f->sel == SROCE_FLUSH_MR)
+		mr = sroce_rkey_get_region(qp, pkt->reth.rkey, need);
+	else
+		mr = sroce_rkey_get(qp, pkt->reth.rkey, pkt->reth.va,
+				    pkt->reth.dma_len, need);
+	if (!mr)
+		return SROCE_RESP_NAK_ACC;
+	sroce_mr_put(mr);
+	res = sroce_resp_res_alloc(qp);
+	if (!res)
+		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
+	smp_mb();
+	atomic64_inc(&qp->sdev->stats.flushes);
+	return sroce_resp_empty_read(qp, res, pkt, out);
 }
 
 /*
@@ -499,9 +565,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 	struct sroce_res *res;
 
 	atomic64_inc(&qp->sdev->stats.duplicates);
-	/* An ATOMIC WRITE's resource replays like a READ of no data. */
+	/* ATOMIC WRITE and FLUSH resources replay like READs of no data. */
 	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC |
-		       SROCE_OPF_ATOMIC_WRITE))) {
+		       SROCE_OPF_ATOMIC_WRITE | SROCE_OPF_FLUSH))) {
 		/* Re-ACK what we have, where the requester asks for an ACK. */
 		if (pkt->ackreq)
 			sroce_resp_ack(qp, out,
@@ -565,11 +631,8 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 		return sroce_resp_atomic(qp, pkt, out);
 	if (flags & SROCE_OPF_ATOMIC_WRITE)
 		return sroce_resp_atomic_write(qp, skb, pkt, out);
-	/*
-	 * FLUSH: no verbs consumer can post one here (rdma-core 44 has no
-	 * ibv_wr_flush, and no kernel ULP uses IB_WR_FLUSH), so it is not
-	 * offered yet.
-	 */
+	if (flags & SROCE_OPF_FLUSH)
+		return sroce_resp_flush_req(qp, pkt, out);
 	return SROCE_RESP_NAK_INV;
 }
 

@@ -8,6 +8,7 @@
 #ifndef SROCE_DATAPATH_H
 #define SROCE_DATAPATH_H
 
+#include <sroce/sroce_ext.h>
 #include "sroce.h"
 
 #include <cstdint>
@@ -25,6 +26,7 @@ enum class SendKind : uint8_t {
 	rdma_read,
 	atomic,
 	atomic_write, /* 8 bytes from the WR itself: ibv_wr_atomic_write() */
+	flush,        /* no data: sroce_wr_flush() (see flush_wr_* below) */
 	local_inv,
 	bind_mw,
 };
@@ -105,7 +107,26 @@ constexpr uint64_t QP_EX_SUPPORTED_OPS =
     IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
     IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
-    IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE;
+    IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE | SROCE_QP_EX_WITH_FLUSH;
+
+/*
+ * A FLUSH work request in the ibv_send_wr the ibv_wr_* builders fill (it
+ * never comes from ibv_post_send, which has no fields for it):
+ * wr.atomic.remote_addr and rkey name the range, compare_add holds its
+ * length and swap the placement type | selectivity level << 8.
+ */
+inline uint64_t flush_wr_swap(uint8_t type, uint8_t level)
+{
+	return uint64_t(type) | uint64_t(level) << 8;
+}
+inline uint8_t flush_wr_type(const ibv_send_wr &wr)
+{
+	return uint8_t(wr.wr.atomic.swap);
+}
+inline uint8_t flush_wr_level(const ibv_send_wr &wr)
+{
+	return uint8_t(wr.wr.atomic.swap >> 8);
+}
 
 /* Fills the ibv_qp_ex builders of a QP created with send_ops_flags. */
 int qp_ex_setup(Qp &qp, uint64_t send_ops_flags);

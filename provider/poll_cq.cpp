@@ -43,6 +43,7 @@ constexpr WcOpcodeTable make_wc_opcodes()
 	t.valid[IBV_WC_COMP_SWAP] = true;
 	t.valid[IBV_WC_FETCH_ADD] = true;
 	t.valid[IBV_WC_ATOMIC_WRITE] = true;
+	t.valid[SROCE_WC_FLUSH] = true; /* IBV_WC_FLUSH of later libibverbs */
 	t.valid[IBV_WC_BIND_MW] = true;
 	t.valid[IBV_WC_LOCAL_INV] = true;
 	t.valid[IBV_WC_RECV] = true;
@@ -52,6 +53,8 @@ constexpr WcOpcodeTable make_wc_opcodes()
 
 constexpr WcOpcodeTable wc_opcodes = make_wc_opcodes();
 static_assert(!wc_opcodes.valid[IBV_WC_TSO] && int(IBV_WC_ATOMIC_WRITE) == SROCE_WC_ATOMIC_WRITE);
+/* libibverbs 44 leaves 8 free for IBV_WC_FLUSH. */
+static_assert(SROCE_WC_FLUSH == IBV_WC_TSO + 1 && SROCE_WC_FLUSH == IBV_WC_ATOMIC_WRITE - 1);
 
 struct FlagMap {
 	uint16_t cqe;

@@ -69,6 +69,7 @@ constexpr SendOpTable make_send_ops()
 	t.op[IBV_WR_LOCAL_INV] = {SendKind::local_inv, RC | UC, SEND_OP_INV};
 	t.op[IBV_WR_BIND_MW] = {SendKind::bind_mw, RC | UC, 0};
 	t.op[IBV_WR_ATOMIC_WRITE] = {SendKind::atomic_write, RC, SEND_OP_EX_ONLY};
+	t.op[SROCE_WR_FLUSH] = {SendKind::flush, RC, SEND_OP_EX_ONLY};
 	/* IBV_WR_TSO, IBV_WR_DRIVER1 and gaps: invalid. */
 	return t;
 }
@@ -78,7 +79,11 @@ constexpr SendOpTable send_ops = make_send_ops();
 static_assert(send_ops.op[IBV_WR_TSO].kind == SendKind::invalid);
 static_assert(send_ops.op[IBV_WR_DRIVER1].kind == SendKind::invalid);
 static_assert(send_ops.op[IBV_WR_ATOMIC_WRITE].flags == SEND_OP_EX_ONLY);
-static_assert(IBV_WR_ATOMIC_WRITE < SEND_OPCODE_COUNT);
+static_assert(IBV_WR_ATOMIC_WRITE < SEND_OPCODE_COUNT && SROCE_WR_FLUSH < SEND_OPCODE_COUNT);
+/* libibverbs 44 leaves 14 free for IBV_WR_FLUSH (its later value). */
+static_assert(SROCE_WR_FLUSH == IBV_WR_SEND_WITH_INV + 5 &&
+              SROCE_WR_FLUSH == IBV_WR_ATOMIC_WRITE - 1);
+static_assert(send_ops.op[SROCE_WR_FLUSH].flags == SEND_OP_EX_ONLY);
 static_assert(send_ops.op[IBV_WR_SEND].qp_types == (RC | UC | UD));
 static_assert(send_ops.op[IBV_WR_RDMA_READ].qp_types == RC);
 
@@ -123,6 +128,14 @@ int check_kind(const SendOpInfo &op, const ibv_send_wr &wr)
 		return 0;
 	case SendKind::atomic_write:
 		return (wr.wr.atomic.remote_addr & 7) ? EINVAL : 0;
+	case SendKind::flush: {
+		const uint8_t type = flush_wr_type(wr);
+
+		if (!type || (type & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
+		    flush_wr_level(wr) > SROCE_FLUSH_MR || wr.wr.atomic.compare_add > (1ULL << 31))
+			return EINVAL;
+		return 0;
+	}
 	case SendKind::bind_mw:
 		if (!wr.bind_mw.mw ||
 		    (wr.bind_mw.bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED))
@@ -198,6 +211,13 @@ void build_remote(sroce_send_wqe *wqe, const SendOpInfo &op, const ibv_send_wr &
 		wqe->wr.atomic.compare_add = wr.wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr.wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr.wr.atomic.rkey;
+		break;
+	case SendKind::flush:
+		wqe->wr.flush.remote_addr = wr.wr.atomic.remote_addr;
+		wqe->wr.flush.length = wr.wr.atomic.compare_add;
+		wqe->wr.flush.rkey = wr.wr.atomic.rkey;
+		wqe->wr.flush.type = flush_wr_type(wr);
+		wqe->wr.flush.level = flush_wr_level(wr);
 		break;
 	case SendKind::bind_mw:
 		build_bind_mw(wqe, wr);

@@ -49,6 +49,8 @@ uint64_t op_bit(uint32_t opcode)
 		return IBV_QP_EX_WITH_SEND_WITH_INV;
 	case IBV_WR_ATOMIC_WRITE:
 		return IBV_QP_EX_WITH_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return SROCE_QP_EX_WITH_FLUSH;
 	default:
 		return 0;
 	}
@@ -213,6 +215,17 @@ void ex_atomic_write(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *a
 	memcpy(&wr.wr.atomic.compare_add, atomic_wire, sizeof(wr.wr.atomic.compare_add));
 }
 
+/* FLUSH: the range and the FETH's fields (see flush_wr_swap()). */
+void ex_flush(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, size_t len, uint8_t type, uint8_t level)
+{
+	ibv_send_wr &wr = ex_begin(qpx, SROCE_WR_FLUSH);
+
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.remote_addr = addr;
+	wr.wr.atomic.compare_add = len;
+	wr.wr.atomic.swap = flush_wr_swap(type, level);
+}
+
 void ex_bind_mw(ibv_qp_ex *qpx, ibv_mw *mw, uint32_t rkey, const ibv_mw_bind_info *info)
 {
 	ibv_send_wr &wr = ex_begin(qpx, IBV_WR_BIND_MW);
@@ -317,3 +330,20 @@ int qp_ex_setup(Qp &qp, uint64_t send_ops_flags)
 }
 
 } /* namespace sroce */
+
+/*
+ * The one symbol the provider exports (sroce_ext.h): FLUSH for libibverbs
+ * versions without ibv_wr_flush(). Only a QP whose builders are ours, and
+ * that was created with the FLUSH send op, takes it.
+ */
+extern "C" __attribute__((visibility("default"))) int sroce_wr_flush(ibv_qp_ex *qpx, uint32_t rkey,
+                                                                     uint64_t remote_addr,
+                                                                     size_t len, uint8_t type,
+                                                                     uint8_t level)
+{
+	if (!qpx || qpx->wr_start != sroce::ex_start ||
+	    !(sroce::qp_of(qpx).ex.ops & SROCE_QP_EX_WITH_FLUSH))
+		return EINVAL;
+	sroce::ex_flush(qpx, rkey, remote_addr, len, type, level);
+	return 0;
+}

@@ -271,3 +271,45 @@ TEST(Icrc, RandomPacketsAgreeWithTheReferenceForBothIpVersions)
 		ASSERT_EQ(icrc_of(d), trailer(d)) << sroce_opcode_name(op);
 	}
 }
+
+/*
+ * rdma_rxe 6.2..6.12 FLUSH: after the masked headers its ICRC covers the
+ * UDP payload before the ICRC (BTH, FETH, RETH) a second time, unmasked.
+ * The reference below builds that input by hand from the datagram.
+ */
+TEST(Icrc, RxeFlushVariantCoversTheHeadersTwice)
+{
+	for (bool ipv6 : {false, true}) {
+		Bytes bth = from_hex("1c 40 ffff 00 000011 80 abcdef"      /* BTH, ack req, PSN */
+		                     "00000001"                            /* FETH: global, range */
+		                     "00007f00 12345678 00000042 00001000" /* RETH */
+		                     "00000000");                          /* ICRC */
+		Bytes d = sroce_test::make_frame(bth, ipv6);
+		const size_t l3 = ipv6 ? 40 : 20;
+		const size_t udp_payload = d.size() - l3 - SROCE_UDP_HDR_BYTES;
+		const uint32_t spec = icrc_of(d, l3);
+
+		ASSERT_EQ(spec, trailer(d)) << ipv6;
+		/* Reference: the IBA input again, then the raw headers. */
+		Bytes m = d;
+		if (!ipv6) {
+			m[1] = 0xff;
+			m[8] = 0xff;
+			m[10] = m[11] = 0xff;
+		} else {
+			m[0] |= 0x0f;
+			m[1] = m[2] = m[3] = 0xff;
+			m[7] = 0xff;
+		}
+		m[l3 + 6] = m[l3 + 7] = 0xff;
+		m[l3 + 8 + 4] = 0xff;
+		const Bytes ones(8, 0xff);
+		uint32_t crc = sroce_test::ref_crc32(0xffffffffu, ones.data(), ones.size());
+		crc = sroce_test::ref_crc32(crc, m.data(), m.size() - 4);
+		crc = sroce_test::ref_crc32(crc, d.data() + l3 + 8, udp_payload - 4);
+		const uint32_t want = ~crc;
+
+		EXPECT_EQ(sroce_icrc_calc_rxe_flush(d.data(), l3, udp_payload), want) << ipv6;
+		EXPECT_NE(want, spec) << ipv6;
+	}
+}

@@ -56,6 +56,10 @@ TEST(UapiLayout, SendWqeHeaderIsNinetySixBytesWithDataAfterIt)
 	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.atomic.rkey), 56u);
 	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.ud.ah_num), 40u);
 	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.bind_mw.access), 60u);
+	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.flush.length), 40u);
+	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.flush.rkey), 48u);
+	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.flush.type), 52u);
+	EXPECT_EQ(offsetof(struct sroce_send_wqe, wr.flush.level), 53u);
 	EXPECT_EQ(offsetof(struct sroce_send_wqe, av), 64u);
 	EXPECT_EQ(offsetof(struct sroce_send_wqe, data), 96u);
 }

@@ -98,6 +98,23 @@ u32 sroce_icrc_calc(const u8 *l3, size_t l3_len, size_t bth_len)
 	return sroce_icrc_final(state);
 }
 
+u32 sroce_icrc_rxe_flush(u32 state, const u8 *bth, size_t hdr_len)
+{
+	return sroce_icrc_final(sroce_icrc_update(state, bth, hdr_len));
+}
+
+u32 sroce_icrc_calc_rxe_flush(const u8 *l3, size_t l3_len, size_t bth_len)
+{
+	const size_t fixed = SROCE_BTH_BYTES + SROCE_ICRC_BYTES;
+	const u8 *bth = l3 + l3_len + SROCE_UDP_HDR_BYTES;
+	u32 state = sroce_icrc_begin(l3, l3_len);
+
+	if (bth_len > fixed)
+		state = sroce_icrc_update(state, bth + SROCE_BTH_BYTES,
+					  bth_len - fixed);
+	return sroce_icrc_rxe_flush(state, bth, bth_len - SROCE_ICRC_BYTES);
+}
+
 #ifndef __KERNEL__
 /*
  * Host build only: the module uses the kernel's crc32_le(). Byte-at-a-time

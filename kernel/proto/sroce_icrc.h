@@ -55,6 +55,21 @@ u32 sroce_icrc_get(const u8 *src);
  */
 u32 sroce_icrc_calc(const u8 *l3, size_t l3_len, size_t bth_len);
 
+/*
+ * The ICRC rdma_rxe gives an RC FLUSH (Linux 6.2 through at least 6.12).
+ * Its opcode table has no payload offset for FLUSH, so after the headers
+ * it feeds the UDP payload up to the ICRC (BTH, FETH, RETH) once more,
+ * unmasked, as if it were the payload. rxe computes and checks FLUSH ICRCs
+ * this way only, so talking FLUSH with it needs this variant.
+ *
+ * sroce_icrc_rxe_flush(): from @state, the ordinary computation over all
+ * of the packet (before sroce_icrc_final()), and the @hdr_len bytes at
+ * @bth (the UDP payload without the ICRC). sroce_icrc_calc_rxe_flush():
+ * the same as sroce_icrc_calc() does for the IBA ICRC.
+ */
+u32 sroce_icrc_rxe_flush(u32 state, const u8 *bth, size_t hdr_len);
+u32 sroce_icrc_calc_rxe_flush(const u8 *l3, size_t l3_len, size_t bth_len);
+
 #ifdef __cplusplus
 }
 #endif

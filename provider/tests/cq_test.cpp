@@ -51,10 +51,10 @@ TEST(CqeTranslation, UnknownStatusesBecomeGeneralError)
 
 TEST(CqeTranslation, EveryOpcodeValueIsValidOnlyIfSroceProducesIt)
 {
-	const int valid[] = {IBV_WC_SEND,        IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
-	                     IBV_WC_COMP_SWAP,   IBV_WC_FETCH_ADD,  IBV_WC_BIND_MW,
-	                     IBV_WC_LOCAL_INV,   IBV_WC_RECV,       IBV_WC_RECV_RDMA_WITH_IMM,
-	                     IBV_WC_ATOMIC_WRITE};
+	const int valid[] = {IBV_WC_SEND,         IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
+	                     IBV_WC_COMP_SWAP,    IBV_WC_FETCH_ADD,  IBV_WC_BIND_MW,
+	                     IBV_WC_LOCAL_INV,    IBV_WC_RECV,       IBV_WC_RECV_RDMA_WITH_IMM,
+	                     IBV_WC_ATOMIC_WRITE, SROCE_WC_FLUSH};
 
 	for (int op = 0; op < 256; op++) {
 		bool expect = std::find(std::begin(valid), std::end(valid), op) != std::end(valid);

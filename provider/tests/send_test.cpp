@@ -88,7 +88,8 @@ const Allowed kAllowed[] = {
     {IBV_WR_LOCAL_INV, {IBV_QPT_RC, IBV_QPT_UC}},
     {IBV_WR_BIND_MW, {IBV_QPT_RC, IBV_QPT_UC}},
     {IBV_WR_SEND_WITH_INV, {IBV_QPT_RC}},
-    {IBV_WR_ATOMIC_WRITE, {IBV_QPT_RC}}, /* ibv_wr_atomic_write() only */
+    {IBV_WR_ATOMIC_WRITE, {IBV_QPT_RC}},           /* ibv_wr_atomic_write() only */
+    {ibv_wr_opcode(SROCE_WR_FLUSH), {IBV_QPT_RC}}, /* sroce_wr_flush() only */
 };
 
 bool allowed(uint32_t opcode, ibv_qp_type type)
@@ -150,6 +151,8 @@ TEST_F(SendQueueTest, CheckRejectsEveryDisallowedOpcodeWithEinval)
 			         opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
 			         opcode == IBV_WR_ATOMIC_WRITE)
 				w.wr.atomic.remote_addr = 0x1000;
+			else if (opcode == SROCE_WR_FLUSH)
+				w.wr.atomic.swap = sroce::flush_wr_swap(SROCE_FLUSH_GLOBAL, 0);
 			w.bind_mw.mw = &mw;
 			int err = sroce::send_wr_check(sq_, type, w, &inline_len);
 			EXPECT_EQ(err, allowed(opcode, type) ? 0 : EINVAL)
@@ -269,6 +272,70 @@ TEST_F(SendQueueTest, AtomicWriteCarriesItsEightBytesAndNoSge)
 	EXPECT_EQ(memcmp(&q->wr.atomic.compare_add, wire, sizeof(wire)), 0);
 	EXPECT_EQ(q->num_sge, 0u);
 	EXPECT_EQ(q->inline_len, 0u);
+}
+
+/* Nor has FLUSH. */
+TEST_F(SendQueueTest, PostSendRefusesFlush)
+{
+	ibv_send_wr w = wr(SROCE_WR_FLUSH);
+
+	w.num_sge = 0;
+	w.wr.atomic.swap = sroce::flush_wr_swap(SROCE_FLUSH_GLOBAL, SROCE_FLUSH_RANGE);
+	EXPECT_EQ(post(&w).err, EINVAL);
+	EXPECT_EQ(bad_, &w);
+}
+
+/* What sroce_wr_flush() writes: the range and the FETH fields, no SGE. */
+TEST_F(SendQueueTest, FlushCarriesRangeTypeAndLevel)
+{
+	ibv_send_wr w = wr(SROCE_WR_FLUSH);
+	uint32_t inline_len = 0;
+	alignas(8) uint8_t slot[SROCE_SEND_WQE_HDR_SIZE + 64] = {};
+	auto *q = reinterpret_cast<sroce_send_wqe *>(slot);
+
+	w.num_sge = 0;
+	w.wr.atomic.rkey = 0x55;
+	w.wr.atomic.remote_addr = 0x4001; /* any alignment */
+	w.wr.atomic.compare_add = 4097;
+	w.wr.atomic.swap = sroce::flush_wr_swap(SROCE_FLUSH_GLOBAL, SROCE_FLUSH_MR);
+	ASSERT_EQ(sroce::send_wr_check(sq_, IBV_QPT_RC, w, &inline_len), 0);
+	EXPECT_EQ(sroce::send_wr_check(sq_, IBV_QPT_UC, w, &inline_len), EINVAL);
+	EXPECT_EQ(sroce::send_wr_check(sq_, IBV_QPT_UD, w, &inline_len), EINVAL);
+	sroce::send_wqe_build(q, w, IBV_QPT_RC, inline_len, false);
+	EXPECT_EQ(q->opcode, uint32_t(SROCE_WR_FLUSH));
+	EXPECT_EQ(q->wr.flush.remote_addr, 0x4001u);
+	EXPECT_EQ(q->wr.flush.length, 4097u);
+	EXPECT_EQ(q->wr.flush.rkey, 0x55u);
+	EXPECT_EQ(q->wr.flush.type, SROCE_FLUSH_GLOBAL);
+	EXPECT_EQ(q->wr.flush.level, SROCE_FLUSH_MR);
+	EXPECT_EQ(q->num_sge, 0u);
+}
+
+TEST_F(SendQueueTest, FlushNeedsAKnownTypeLevelAndLength)
+{
+	ibv_send_wr w = wr(SROCE_WR_FLUSH);
+	uint32_t inline_len;
+	const struct {
+		uint8_t type, level;
+		uint64_t len;
+		int err;
+	} cases[] = {
+	    {SROCE_FLUSH_GLOBAL, SROCE_FLUSH_RANGE, 0, 0},
+	    {SROCE_FLUSH_PERSISTENT, SROCE_FLUSH_RANGE, 64, 0},
+	    {SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT, SROCE_FLUSH_MR, 1ull << 31, 0},
+	    {0, SROCE_FLUSH_RANGE, 64, EINVAL},
+	    {4, SROCE_FLUSH_RANGE, 64, EINVAL},
+	    {SROCE_FLUSH_GLOBAL, 2, 64, EINVAL},
+	    {SROCE_FLUSH_GLOBAL, SROCE_FLUSH_RANGE, (1ull << 31) + 1, EINVAL},
+	};
+
+	w.num_sge = 0;
+	for (const auto &c : cases) {
+		w.wr.atomic.swap = sroce::flush_wr_swap(c.type, c.level);
+		w.wr.atomic.compare_add = c.len;
+		EXPECT_EQ(sroce::send_wr_check(sq_, IBV_QPT_RC, w, &inline_len), c.err)
+		    << int(c.type) << " " << int(c.level) << " " << c.len;
+	}
 }
 
 TEST_F(SendQueueTest, AtomicNeedsAlignedRemoteAddressAndEightBytes)

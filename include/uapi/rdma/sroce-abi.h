@@ -131,9 +131,23 @@ struct sroce_av {
  * ATOMIC WRITE (SROCE_WR_ATOMIC_WRITE, RC only): wr.atomic.remote_addr
  * and rkey name the 8-byte aligned target, wr.atomic.compare_add holds
  * the 8 bytes to store exactly as they go on the wire, num_sge is 0.
+ *
+ * FLUSH (SROCE_WR_FLUSH, RC only, IBA Annex A19): wr.flush names the
+ * remote range (remote_addr, length of at most 2^31 bytes, rkey; ignored
+ * but for the rkey at level SROCE_FLUSH_MR), type is a non-zero set of
+ * SROCE_FLUSH_GLOBAL / SROCE_FLUSH_PERSISTENT (the FETH's placement type)
+ * and level SROCE_FLUSH_RANGE or SROCE_FLUSH_MR (its selectivity level);
+ * num_sge is 0. The values are those of the kernel's IB_FLUSH_*.
  */
 #define SROCE_WR_ATOMIC_WRITE		15	/* IB_UVERBS_WR_ATOMIC_WRITE */
 #define SROCE_WC_ATOMIC_WRITE		9	/* IB_UVERBS_WC_ATOMIC_WRITE */
+#define SROCE_WR_FLUSH			14	/* IB_UVERBS_WR_FLUSH */
+#define SROCE_WC_FLUSH			8	/* IB_UVERBS_WC_FLUSH */
+
+#define SROCE_FLUSH_GLOBAL		(1U << 0)
+#define SROCE_FLUSH_PERSISTENT		(1U << 1)
+#define SROCE_FLUSH_RANGE		0
+#define SROCE_FLUSH_MR			1
 
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -159,6 +173,14 @@ struct sroce_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 length;
+			__u32 rkey;
+			__u8 type;	/* SROCE_FLUSH_GLOBAL | _PERSISTENT */
+			__u8 level;	/* SROCE_FLUSH_RANGE or _MR */
+			__u16 reserved;
+		} flush;
 		struct {
 			__u32 remote_qpn;
 			__u32 remote_qkey;
