@@ -12,9 +12,10 @@
 #     back every byte, and the responder finds exactly those bytes in its
 #     region, zeros elsewhere; an sroce responder's "flushes" counter rises
 #     by one;
-#   bad: FLUSH of a region without FLUSH access, or across its end:
+#   bad: FLUSH of a region without FLUSH access, or across its end, or for
+#     persistence to a QP that grants it (no region can):
 #     IBV_WC_REM_ACCESS_ERR; FLUSH to a QP without FLUSH access, or for
-#     persistence (which no QP here grants): IBV_WC_REM_INV_REQ_ERR. The
+#     persistence to a QP that does not grant it: IBV_WC_REM_INV_REQ_ERR. The
 #     SEND behind it is flushed, both QPs end in ERR, memory is untouched.
 # sroce-rxe makes rdma_rxe the responder (the interop check; rxe 6.2-6.12
 # checks FLUSH against its own variant of the ICRC, which the sroce
@@ -44,8 +45,8 @@ flush_run() {
 		integ_diag
 		rig_fail "$name: sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}"
 	fi
-	grep -q '^sroce-integrity flush: PASS .*cases=7 failed=0' "$INTEG_LOG" ||
-		rig_fail "$name: not all 7 cases ran and passed: $INTEG_SUMMARY"
+	grep -q '^sroce-integrity flush: PASS .*cases=8 failed=0' "$INTEG_LOG" ||
+		rig_fail "$name: not all 8 cases ran and passed: $INTEG_SUMMARY"
 	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"
 }
 

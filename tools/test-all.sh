@@ -14,8 +14,9 @@
 #                   --rxe-rxe; one case per KTAP test line, plus the
 #                   rig's verdict), then
 #                   sroce-sroce on 6.12 LTS guests (the tests in
-#                   TESTS_612) and a 6.1 guest against a 6.12 guest
-#                   (TESTS_CROSS)
+#                   TESTS_612), sroce-rxe on 6.12 (TESTS_612_RXE: RDMA
+#                   FLUSH, which rxe offers from 6.2 on) and a 6.1 guest
+#                   against a 6.12 guest (TESTS_CROSS)
 #   7. bench        tools/bench/bench.sh --smoke: the benchmark runs and
 #                   produces every number (none is judged)
 #   (after lint)    dkms: tools/dkms.sh test builds sroce with DKMS for
@@ -43,9 +44,10 @@ GUEST_SUITES=(sroce-sroce sroce-rxe rxe-sroce)
 # The 6.12 list is short for CI's time; "tools/vm/suite.sh -k 6.12
 # sroce-sroce" runs (and passes) the whole suite there.
 KERNEL_612=6.12
-TESTS_612="link.sh rc_integrity.sh rc_errors.sh sroce_ctrl_invalid.sh
+TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
 	sroce_ctrl_objects.sh rdma_cm.sh rdma_core_suite.sh"
-TESTS_CROSS="rc_integrity.sh"
+TESTS_612_RXE="rc_flush.sh rc_integrity.sh"
+TESTS_CROSS="rc_integrity.sh rc_flush.sh"
 
 guests=1
 rig=1
@@ -308,6 +310,8 @@ if [ "$guests" = 1 ]; then
 	if [ "$with612" = 1 ]; then
 		guest_suite "sroce-sroce-6.12" "$module612_built" \
 			-k "$KERNEL_612" --tests "$TESTS_612" sroce-sroce
+		guest_suite "sroce-rxe-6.12" "$module612_built" \
+			-k "$KERNEL_612" --tests "$TESTS_612_RXE" sroce-rxe
 		both=0
 		[ "$module_built" = 1 ] && [ "$module612_built" = 1 ] && both=1
 		guest_suite "sroce-sroce-6.1-6.12" "$both" \

@@ -12,6 +12,8 @@
  *   out_of_range  FLUSH across the end of the MR          IBV_WC_REM_ACCESS_ERR
  *   no_qp_access  FLUSH to a QP without FLUSH access      IBV_WC_REM_INV_REQ_ERR
  *   persistent    FLUSH for persistence (not granted)     IBV_WC_REM_INV_REQ_ERR
+ *   persistent_region  the same to a QP that grants it, as ib_cm's QPs
+ *                 are, and a region that cannot          IBV_WC_REM_ACCESS_ERR
  *
  * The three work requests of a good case go out in one post, before any
  * completion: the FLUSH must complete (opcode 8, IBV_WC_FLUSH of later
@@ -60,6 +62,7 @@ enum class FCase : uint8_t {
 	out_of_range,
 	no_qp_access,
 	persistent,
+	persistent_region,
 	count,
 };
 
@@ -88,6 +91,8 @@ constexpr FSpec kFSpecs[] = {
      SROCE_FLUSH_GLOBAL, SROCE_FLUSH_RANGE, false},
     {"persistent", "FLUSH for persistence, which the QP does not grant", IBV_WC_REM_INV_REQ_ERR,
      true, true, SROCE_FLUSH_PERSISTENT, SROCE_FLUSH_RANGE, false},
+    {"persistent_region", "FLUSH for persistence, granted by the QP, not the region",
+     IBV_WC_REM_ACCESS_ERR, true, true, SROCE_FLUSH_PERSISTENT, SROCE_FLUSH_RANGE, false},
 };
 static_assert(sizeof(kFSpecs) / sizeof(kFSpecs[0]) == unsigned(FCase::count));
 
@@ -239,8 +244,10 @@ bool FlushCases::make_pair(unsigned k, Pair *p, std::string *why)
 		return false;
 	}
 	qpp.path_mtu = s_.path_mtu;
-	qpp.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-	             (f.qp_access && !req_ ? SROCE_ACCESS_FLUSH_GLOBAL_BIT : 0);
+	qpp.access =
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+	    (f.qp_access && !req_ ? SROCE_ACCESS_FLUSH_GLOBAL_BIT : 0) |
+	    (FCase(k) == FCase::persistent_region && !req_ ? SROCE_ACCESS_FLUSH_PERSISTENT_BIT : 0);
 	qpp.max_rd_atomic = s_.rd_atomic();
 	qpp.max_dest_rd_atomic = s_.dest_rd_atomic();
 	return connect_qp(p->qp.get(), s_.dev, qpp, mine, p->theirs, why);

@@ -27,6 +27,8 @@ int main(int argc, char **argv)
 		return integ::run_errors(opt);
 	case integ::Mode::vanish:
 		return integ::run_vanish(opt);
+	case integ::Mode::flush:
+		return integ::run_flush(opt);
 	default:
 		return integ::run_selfcheck();
 	}

@@ -17,6 +17,8 @@ int run_traffic(const Options &opt);
 
 /* errors: the error-path cases, each on fresh QPs. */
 int run_errors(const Options &opt);
+/* flush: RDMA FLUSH from the client to the server (4: skipped). */
+int run_flush(const Options &opt);
 /* vanish: the responder's host goes away in the middle of a transfer. */
 int run_vanish(const Options &opt);
 /* selfcheck: the device-free parts, on the host (KTAP). */

@@ -27,13 +27,14 @@ Caps caps_of(const Device &dev)
 	c.max_qp_init_rd_atom = uint32_t(dev.attr.max_qp_init_rd_atom);
 	c.max_sge = uint32_t(dev.attr.max_sge);
 	c.max_sge_rd = uint32_t(dev.attr.max_sge_rd ? dev.attr.max_sge_rd : dev.attr.max_sge);
+	c.flush = flush_caps(dev.ctx.get());
 	return c;
 }
 
 void put_caps(Writer &w, const Caps &c)
 {
 	w.u32(c.active_mtu).u32(c.atomic_cap).u32(c.max_qp_rd_atom).u32(c.max_qp_init_rd_atom);
-	w.u32(c.max_sge).u32(c.max_sge_rd);
+	w.u32(c.max_sge).u32(c.max_sge_rd).u32(c.flush);
 }
 
 Caps get_caps(Reader &r)
@@ -46,6 +47,7 @@ Caps get_caps(Reader &r)
 	c.max_qp_init_rd_atom = r.u32();
 	c.max_sge = r.u32();
 	c.max_sge_rd = r.u32();
+	c.flush = r.u32();
 	return c;
 }
 
@@ -68,7 +70,7 @@ bool get_params(Reader &r, Options *o, std::string *why)
 	const Mode mode = Mode(r.u32());
 
 	if (mode != o->mode) {
-		*why = "the client runs another mode (run, errors or vanish)";
+		*why = "the client runs another mode (run, errors, flush or vanish)";
 		return false;
 	}
 	o->seed = r.u64();

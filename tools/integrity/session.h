@@ -25,7 +25,13 @@ struct Caps {
 	uint32_t max_qp_init_rd_atom = 0;
 	uint32_t max_sge = 0;
 	uint32_t max_sge_rd = 0;
+	uint32_t flush = 0; /* kFlushCan* */
 };
+
+/* RDMA FLUSH: this side can post one, its device can be the target. */
+constexpr uint32_t kFlushCanPost = 1;
+constexpr uint32_t kFlushCanTarget = 2;
+uint32_t flush_caps(ibv_context *ctx);
 
 /* A memory region of the peer, as it is addressed remotely. */
 struct RemoteMr {
