@@ -408,6 +408,7 @@ struct sroce_swqe {
 	bool ud;
 	bool failed;		/* complete with status when flushed */
 	bool local_done;	/* SROCE_SWQE_LOCAL: executed */
+	u8 flush_sent;		/* FLUSH: ICRCs sent, SROCE_FLUSH_SENT_* */
 	u8 status;
 	struct sroce_send_wqe w;	/* validated copy; data[] follows */
 };
@@ -432,6 +433,9 @@ struct sroce_req {
 	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
 	bool flush_known;	/* a FLUSH was answered: keep that ICRC */
 };
+
+#define SROCE_FLUSH_SENT_IBA	BIT(0)
+#define SROCE_FLUSH_SENT_RXE	BIT(1)
 
 /* Completer state (the SQ's published cons is sq.idx = oldest WQE). */
 struct sroce_comp {
@@ -608,6 +612,8 @@ void sroce_comp_sent(struct sroce_qp *qp);
 void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_req_flush(struct sroce_qp *qp);
+void sroce_req_flush_answered(struct sroce_qp *qp,
+			       const struct sroce_swqe *s);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt);
 void sroce_comp_init(struct sroce_qp *qp);

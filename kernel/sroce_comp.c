@@ -364,9 +364,8 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
 			return;
 		}
-		/* The peer took this FLUSH's ICRC (sroce_req.c). */
 		if (s->w.opcode == SROCE_WR_FLUSH)
-			qp->req.flush_known = true;
+			sroce_req_flush_answered(qp, s);
 		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
 		sroce_comp_unblock(qp);

@@ -137,6 +137,7 @@ static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	s->signaled = qp->sig_all || (w->flags & SROCE_WQE_SIGNALED);
 	s->ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 	s->local_done = false;
+	s->flush_sent = 0;
 	if (s->kind == SROCE_SWQE_LOCAL) {
 		s->length = 0;
 		return 0;
@@ -343,12 +344,13 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
  * checks a FLUSH against its own variant of the ICRC and silently drops
  * one with the IBA ICRC (sroce_icrc.h); a device that follows the IBA does
  * the opposite. We cannot tell the two apart, so by default a QP starts
- * with the IBA ICRC and, while none of its FLUSHes has been answered yet,
- * switches to the other variant each time it must send a FLUSH again
- * (sroce_req_rewind()); the first answered FLUSH fixes the choice for the
- * QP. Either peer answers the second try at the latest; the cost is one
- * retry (an ACK timeout, or at once when a sequence NAK for the packet
- * behind the FLUSH comes back). Our own receive path takes both.
+ * with the IBA ICRC and, while it has not learnt its peer's, switches to
+ * the other variant when it must send a FLUSH again from the FLUSH itself
+ * (ACK timeout, or the sequence NAK for the packet behind it:
+ * sroce_req_rewind()). A FLUSH answered after it went out with one variant
+ * only teaches the QP that variant (sroce_req_flush_answered()); one sent
+ * both ways teaches nothing. Either peer answers the second try at the
+ * latest; the cost is one retry per QP. Our own receive path takes both.
  */
 static int sroce_flush_icrc;
 module_param_named(flush_icrc, sroce_flush_icrc, int, 0644);
@@ -417,8 +419,12 @@ static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
 		}
 	} else {
 		sroce_addr_from_qp(qp, xa);
-		if (s->w.opcode == SROCE_WR_FLUSH)
+		if (s->w.opcode == SROCE_WR_FLUSH) {
 			xa->rxe_flush_icrc = sroce_req_flush_rxe(qp);
+			s->flush_sent |= xa->rxe_flush_icrc ?
+					 SROCE_FLUSH_SENT_RXE :
+					 SROCE_FLUSH_SENT_IBA;
+		}
 	}
 
 	if (s->kind == SROCE_SWQE_SEND || s->kind == SROCE_SWQE_WRITE)
@@ -738,20 +744,36 @@ void sroce_req_run_softirq(struct sroce_qp *qp)
 	sroce_req_run_budget(qp, SROCE_REQ_SOFTIRQ_BUDGET);
 }
 
-/* Does going back to @psn send a FLUSH again (see sroce_flush_icrc)? */
+/*
+ * Going back to @psn: is that a FLUSH we sent, not answered, whose ICRC
+ * the peer may have refused (see sroce_flush_icrc)?
+ */
 static bool sroce_req_resends_flush(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_swqe *s;
 	u32 idx;
 
+	if (qp->req.flush_known || READ_ONCE(sroce_flush_icrc))
+		return false;
 	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
 		s = sroce_swqe_at(qp, idx);
-		if (s->w.opcode == SROCE_WR_FLUSH &&
-		    sroce_psn_diff(s->first_psn, psn) >= 0 &&
-		    sroce_psn_diff(s->first_psn, qp->req.psn) < 0)
-			return true;
+		if (s->first_psn == psn)
+			return s->w.opcode == SROCE_WR_FLUSH && s->flush_sent &&
+			       sroce_psn_diff(psn, qp->req.psn) < 0;
 	}
 	return false;
+}
+
+/* The answer to FLUSH @s came: learn the ICRC it went out with, if one. */
+void sroce_req_flush_answered(struct sroce_qp *qp, const struct sroce_swqe *s)
+{
+	if (qp->req.flush_known || READ_ONCE(sroce_flush_icrc))
+		return;
+	if (s->flush_sent == SROCE_FLUSH_SENT_IBA ||
+	    s->flush_sent == SROCE_FLUSH_SENT_RXE) {
+		qp->req.flush_rxe = s->flush_sent == SROCE_FLUSH_SENT_RXE;
+		qp->req.flush_known = true;
+	}
 }
 
 /*
@@ -768,7 +790,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	struct sroce_swqe *s;
 	bool back = sroce_psn_diff(psn, qp->req.psn) < 0;
 
-	if (back && !qp->req.flush_known && sroce_req_resends_flush(qp, psn))
+	if (back && sroce_req_resends_flush(qp, psn))
 		qp->req.flush_rxe = !qp->req.flush_rxe;
 
 	qp->req.rd_atomic = 0;

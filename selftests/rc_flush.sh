@@ -51,7 +51,10 @@ flush_run() {
 }
 
 retransmits() {
-	cat "/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters/retransmits"
+	local v
+	v=$(cat "/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters/retransmits") &&
+		[[ "$v" =~ ^[0-9]+$ ]] || rig_fail "cannot read the retransmits counter"
+	echo "$v"
 }
 
 flush_run flush-ipv4
@@ -64,10 +67,11 @@ flush_run flush-ipv4
 # 6.12 pair only the 6.12 guest can be the target).
 param=/sys/module/sroce/parameters/flush_icrc
 [ -w "$param" ] || rig_fail "no $param"
+trap 'echo 0 >"$param"' EXIT
+before=$(retransmits) || exit 1
 echo 2 >"$param"
-before=$(retransmits)
 flush_run flush-rxe-icrc
 echo 0 >"$param"
-after=$(retransmits)
+after=$(retransmits) || exit 1
 rig_log "retransmits with rxe's FLUSH ICRC: $((after - before))"
 [ "$after" = "$before" ] || rig_fail "FLUSHes with rxe's ICRC needed retransmissions"

@@ -28,9 +28,13 @@ struct Caps {
 	uint32_t flush = 0; /* kFlushCan* */
 };
 
-/* RDMA FLUSH: this side can post one, its device can be the target. */
+/*
+ * RDMA FLUSH: this side can post one, its device can be the target, its
+ * device is sroce (which counts FLUSHes).
+ */
 constexpr uint32_t kFlushCanPost = 1;
 constexpr uint32_t kFlushCanTarget = 2;
+constexpr uint32_t kFlushSroce = 4;
 uint32_t flush_caps(ibv_context *ctx);
 
 /* A memory region of the peer, as it is addressed remotely. */
