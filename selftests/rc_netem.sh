@@ -147,10 +147,16 @@ netem_scenario() {
 	read -ra more <<<"$4"
 	shift 4
 	rig_barrier "pre-$name" 60 || rig_fail "$name: the peer did not come"
-	# netem draws corruption once per skb, and sroce sends a run of
-	# packets as one GSO skb (module parameter tx_gso): for "corrupt 1%"
-	# to hit 1% of the packets, they go one by one in this scenario.
-	[ "$name" = corrupt ] && [ -w "$gso" ] && echo N >"$gso"
+	# netem draws corruption, reordering and duplication once per skb,
+	# and sroce sends a run of packets as one GSO skb (module parameter
+	# tx_gso): for "corrupt 1%" to hit 1% of the packets, and reordering
+	# to reorder packets rather than whole bursts (with bursts a short run
+	# could see no reordered request at all: sroce-rxe once had no
+	# sequence NAK), they go one by one in these scenarios. Loss is left
+	# per burst: a lost burst is a burst of losses, as on a real link.
+	case $name in
+	corrupt | reorder | dup) [ -w "$gso" ] && echo N >"$gso" ;;
+	esac
 	tc qdisc replace dev "$RIG_IFACE" root netem "$@" ||
 		rig_fail "$name: tc qdisc replace dev $RIG_IFACE root netem $* failed"
 	netem_read
