@@ -613,7 +613,7 @@ void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_req_flush(struct sroce_qp *qp);
 void sroce_req_flush_answered(struct sroce_qp *qp,
-			       const struct sroce_swqe *s);
+			      const struct sroce_swqe *s);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt);
 void sroce_comp_init(struct sroce_qp *qp);
