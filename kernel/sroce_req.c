@@ -745,23 +745,14 @@ void sroce_req_run_softirq(struct sroce_qp *qp)
 }
 
 /*
- * Going back to @psn: is that a FLUSH we sent, not answered, whose ICRC
- * the peer may have refused (see sroce_flush_icrc)?
+ * Going back to the PSN of @s: is it a FLUSH we sent, not answered, whose
+ * ICRC the peer may have refused (see sroce_flush_icrc)?
  */
-static bool sroce_req_resends_flush(struct sroce_qp *qp, u32 psn)
+static bool sroce_req_resends_flush(struct sroce_qp *qp,
+				    const struct sroce_swqe *s)
 {
-	struct sroce_swqe *s;
-	u32 idx;
-
-	if (qp->req.flush_known || READ_ONCE(sroce_flush_icrc))
-		return false;
-	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
-		s = sroce_swqe_at(qp, idx);
-		if (s->first_psn == psn)
-			return s->w.opcode == SROCE_WR_FLUSH && s->flush_sent &&
-			       sroce_psn_diff(psn, qp->req.psn) < 0;
-	}
-	return false;
+	return s->w.opcode == SROCE_WR_FLUSH && s->flush_sent &&
+	       !qp->req.flush_known && !READ_ONCE(sroce_flush_icrc);
 }
 
 /* The answer to FLUSH @s came: learn the ICRC it went out with, if one. */
@@ -790,9 +781,6 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	struct sroce_swqe *s;
 	bool back = sroce_psn_diff(psn, qp->req.psn) < 0;
 
-	if (back && sroce_req_resends_flush(qp, psn))
-		qp->req.flush_rxe = !qp->req.flush_rxe;
-
 	qp->req.rd_atomic = 0;
 	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
 		s = sroce_swqe_at(qp, idx);
@@ -812,6 +800,8 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	}
 	s = sroce_swqe_at(qp, idx);
 	qp->req.fetched = true;
+	if (back && s->first_psn == psn && sroce_req_resends_flush(qp, s))
+		qp->req.flush_rxe = !qp->req.flush_rxe;
 	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
 		qp->req.rd_atomic++;
 	if (s->kind == SROCE_SWQE_ATOMIC) {

@@ -530,10 +530,9 @@ static enum sroce_resp_result sroce_resp_flush_req(struct sroce_qp *qp,
 		need |= SROCE_ACCESS_FLUSH_GLOBAL;
 	if (f->plt & SROCE_FLUSH_PERSISTENT)
 		need |= SROCE_ACCESS_FLUSH_PERSISTENT;
-	if (!f->plt ||
-	    (f->plt & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
-	    !need || (qp->access_flags & need) != need ||
-	    f->sel > SROCE_FLUSH_MR)
+	/* No placement type (need 0 too before 6.2), or an unknown one. */
+	if (!need || (f->plt & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
+	    (qp->access_flags & need) != need || f->sel > SROCE_FLUSH_MR)
 		return SROCE_RESP_NAK_INV;
 	if (f->sel == SROCE_FLUSH_MR)
 		mr = sroce_rkey_get_region(qp, pkt->reth.rkey, need);

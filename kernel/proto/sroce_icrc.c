@@ -87,7 +87,8 @@ u32 sroce_icrc_get(const u8 *src)
 	       ((u32)src[3] << 24);
 }
 
-u32 sroce_icrc_calc(const u8 *l3, size_t l3_len, size_t bth_len)
+/* The CRC state over a contiguous datagram, up to its ICRC. */
+static u32 sroce_icrc_state(const u8 *l3, size_t l3_len, size_t bth_len)
 {
 	const size_t fixed = SROCE_BTH_BYTES + SROCE_ICRC_BYTES;
 	const u8 *rest = l3 + l3_len + SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES;
@@ -95,7 +96,12 @@ u32 sroce_icrc_calc(const u8 *l3, size_t l3_len, size_t bth_len)
 
 	if (bth_len > fixed)
 		state = sroce_icrc_update(state, rest, bth_len - fixed);
-	return sroce_icrc_final(state);
+	return state;
+}
+
+u32 sroce_icrc_calc(const u8 *l3, size_t l3_len, size_t bth_len)
+{
+	return sroce_icrc_final(sroce_icrc_state(l3, l3_len, bth_len));
 }
 
 u32 sroce_icrc_rxe_flush(u32 state, const u8 *bth, size_t hdr_len)
@@ -105,14 +111,9 @@ u32 sroce_icrc_rxe_flush(u32 state, const u8 *bth, size_t hdr_len)
 
 u32 sroce_icrc_calc_rxe_flush(const u8 *l3, size_t l3_len, size_t bth_len)
 {
-	const size_t fixed = SROCE_BTH_BYTES + SROCE_ICRC_BYTES;
-	const u8 *bth = l3 + l3_len + SROCE_UDP_HDR_BYTES;
-	u32 state = sroce_icrc_begin(l3, l3_len);
-
-	if (bth_len > fixed)
-		state = sroce_icrc_update(state, bth + SROCE_BTH_BYTES,
-					  bth_len - fixed);
-	return sroce_icrc_rxe_flush(state, bth, bth_len - SROCE_ICRC_BYTES);
+	return sroce_icrc_rxe_flush(sroce_icrc_state(l3, l3_len, bth_len),
+				    l3 + l3_len + SROCE_UDP_HDR_BYTES,
+				    bth_len - SROCE_ICRC_BYTES);
 }
 
 #ifndef __KERNEL__

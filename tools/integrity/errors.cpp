@@ -688,19 +688,11 @@ void ErrorCases::expect_quiet(Cq &cq, const char *what)
 		           wc_status_name(wc.status));
 }
 
-/*
- * The QP state, polled for up to a second: a device may post the error
- * completion a moment before it moves the QP.
- */
+/* The QP state; ERR is waited for up to a second (wait_qp_state()). */
 void ErrorCases::expect_state(ibv_qp *qp, int state, const char *whose)
 {
-	const int64_t deadline = now_ms() + 1000;
-	int got = query_qp_state(qp);
+	const int got = wait_qp_state(qp, state, state == IBV_QPS_ERR ? 1000 : 0);
 
-	while (got != state && state == IBV_QPS_ERR && now_ms() < deadline) {
-		usleep(10 * 1000);
-		got = query_qp_state(qp);
-	}
 	if (got != state)
 		log().fail("%s: %s QP is in %s, want %s", tag().c_str(), whose, qp_state_name(got),
 		           qp_state_name(state));

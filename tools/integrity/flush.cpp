@@ -285,13 +285,8 @@ void FlushCases::expect_wc(Cq &cq, uint64_t wr_id, int status, int opcode, const
 
 void FlushCases::expect_state(ibv_qp *qp, int state, const char *whose)
 {
-	const int64_t deadline = now_ms() + 1000;
-	int got = query_qp_state(qp);
+	const int got = wait_qp_state(qp, state, 1000);
 
-	while (got != state && now_ms() < deadline) {
-		usleep(10 * 1000);
-		got = query_qp_state(qp);
-	}
 	if (got != state)
 		log().fail("%s: %s QP is in %s, want %s", tag_.c_str(), whose, qp_state_name(got),
 		           qp_state_name(state));

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <vector>
 
 namespace integ
@@ -310,6 +311,18 @@ int query_qp_state(ibv_qp *qp)
 	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
 		return -1;
 	return a.qp_state;
+}
+
+int wait_qp_state(ibv_qp *qp, int state, int timeout_ms)
+{
+	const int64_t deadline = now_ms() + timeout_ms;
+	int got = query_qp_state(qp);
+
+	while (got != state && now_ms() < deadline) {
+		usleep(10 * 1000);
+		got = query_qp_state(qp);
+	}
+	return got;
 }
 
 ibv_mtu mtu_enum(uint32_t bytes)

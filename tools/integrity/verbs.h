@@ -141,6 +141,12 @@ bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &l
                 const QpEnd &remote, std::string *why);
 /* The state ibv_query_qp reports, or -1 when the query failed. */
 int query_qp_state(ibv_qp *qp);
+/*
+ * Queries @qp until it is in @state or @timeout_ms passed (a device may
+ * post an error completion a moment before it moves the QP); returns the
+ * last state read.
+ */
+int wait_qp_state(ibv_qp *qp, int state, int timeout_ms);
 
 ibv_mtu mtu_enum(uint32_t bytes);
 uint32_t mtu_bytes(ibv_mtu mtu);
