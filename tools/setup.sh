@@ -17,7 +17,8 @@
 # (tools/lint.sh runs its scripts/checkpatch.pl).
 set -euo pipefail
 
-# Building: module (kbuild + headers), provider and host tests (cmake, g++,
+# Building: module (kbuild + headers; flex, bison and bc for the debug guest
+# kernel of tools/vm/debug-kernel.sh), provider and host tests (cmake, g++,
 # googletest, rdma-core headers). Linting: sparse, clang-format, shellcheck,
 # checkpatch (linux-source). DKMS. Guests: qemu, busybox-static, the 6.1 and
 # 6.12 LTS Debian kernels (with headers: sroce.ko is built for both),
@@ -26,7 +27,7 @@ set -euo pipefail
 # the NFS server and client for nfs_rdma.sh, openssl for test patterns).
 # The benchmark (tools/bench/): gnuplot for its plot, perf for --profile.
 PACKAGES=(
-	build-essential libelf-dev
+	build-essential libelf-dev flex bison bc
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	linux-image-6.12-amd64 linux-headers-6.12-amd64 dkms
 	cmake g++ pkg-config googletest libgtest-dev

@@ -12,7 +12,10 @@
 #   6. guests       tools/vm/suite.sh for each suite in GUEST_SUITES
 #                   (sroce-sroce, sroce-rxe, rxe-sroce; rxe-rxe with
 #                   --rxe-rxe; one case per KTAP test line, plus the
-#                   rig's verdict), then
+#                   rig's verdict); sroce-sroce runs on the debug kernel
+#                   (KASAN, lockdep, KMEMLEAK, UBSAN...: built in step 2
+#                   by tools/vm/debug-kernel.sh, cached), or with
+#                   --no-debug on the stock 6.1 kernel; then
 #                   sroce-sroce on 6.12 LTS guests (the tests in
 #                   TESTS_612), sroce-rxe on 6.12 (TESTS_612_RXE: RDMA
 #                   FLUSH, which rxe offers from 6.2 on) and a 6.1 guest
@@ -24,8 +27,8 @@
 # Prints a result per step and ends with "N passed, N failed"; exits
 # non-zero when anything failed.
 #
-#   tools/test-all.sh [--no-guests] [--no-rig] [--no-6.12] [--rxe-rxe]
-#                     [--suites "sroce-sroce ..."]
+#   tools/test-all.sh [--no-guests] [--no-rig] [--no-6.12] [--no-debug]
+#                     [--rxe-rxe] [--suites "sroce-sroce ..."]
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -52,14 +55,16 @@ TESTS_CROSS="rc_integrity.sh rc_flush.sh"
 guests=1
 rig=1
 with612=1
+debug=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--no-guests) guests=0 ;;
 	--no-rig) rig=0 ;;
 	--no-6.12) with612=0 ;;
+	--no-debug) debug=0 ;;
 	--rxe-rxe) GUEST_SUITES=(rxe-rxe "${GUEST_SUITES[@]}") ;;
 	--suites) read -ra GUEST_SUITES <<<"${2?}"; shift ;;
-	-h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -184,6 +189,35 @@ if [ "$with612" = 1 ] && [ "$module_built" = 1 ]; then
 	fi
 fi
 
+# The debug guest kernel (tools/vm/debug-kernel.sh: built once from
+# linux-source-6.1 and cached outside the repo) and sroce.ko for it.
+moduledbg_built=0
+if [ "$debug" = 1 ] && [ "$guests" = 1 ] && [ "$module_built" = 1 ]; then
+	step "build: debug kernel"
+	t=$EPOCHSECONDS
+	if bash tools/vm/debug-kernel.sh >"$logs/debug-kernel.log" 2>&1; then
+		dbgdir=$(tail -n 1 "$logs/debug-kernel.log")
+		echo "ok: $(cat "$dbgdir/release") ($(took "$t"))"
+		case_result debug-kernel pass
+		step "build: sroce.ko debug"
+		t=$EPOCHSECONDS
+		if bash tools/kbuild.sh "$dbgdir/build" >"$logs/module-debug.log" 2>&1 &&
+			! grep -qE '(warning|error):' "$logs/module-debug.log"; then
+			echo "ok ($(took "$t"))"
+			case_result module-debug pass
+			moduledbg_built=1
+		else
+			echo "FAILED ($(took "$t"), $logs/module-debug.log)"
+			grep -iE 'error|warning' "$logs/module-debug.log" | head -n 20 | sed 's/^/     /'
+			case_result module-debug fail
+		fi
+	else
+		echo "FAILED ($(took "$t"), $logs/debug-kernel.log)"
+		tail -n 20 "$logs/debug-kernel.log" | sed 's/^/     /'
+		case_result debug-kernel fail
+	fi
+fi
+
 step "build: cmake (provider, tests)"
 t=$EPOCHSECONDS
 cmake_ok=0
@@ -305,7 +339,11 @@ if [ "$guests" = 1 ]; then
 	for s in "${GUEST_SUITES[@]}"; do
 		need=1
 		[[ "$s" == *sroce* ]] && need=$module_built
-		guest_suite "$s" "$need" "$s"
+		if [ "$s" = sroce-sroce ] && [ "$debug" = 1 ]; then
+			guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug "$s"
+		else
+			guest_suite "$s" "$need" "$s"
+		fi
 	done
 	if [ "$with612" = 1 ]; then
 		guest_suite "sroce-sroce-6.12" "$module612_built" \

@@ -89,16 +89,17 @@ new_splat() {
 	return 1
 }
 
-# Per-test time limit: "# timeout: N" in the test script, else settings.
+# Per-test time limit: "# timeout: N" in the test script, else settings;
+# scaled by RIG_TIMEOUT_SCALE percent (a debug kernel runs slower).
 test_timeout() {
-	local line
+	local line t=$timeout
 	while IFS= read -r line; do
 		if [[ "$line" =~ ^#\ timeout:\ ([0-9]+)$ ]]; then
-			echo "${BASH_REMATCH[1]}"
-			return
+			t=${BASH_REMATCH[1]}
+			break
 		fi
 	done <"$1"
-	echo "$timeout"
+	echo "$((t * ${RIG_TIMEOUT_SCALE:-100} / 100))"
 }
 
 # Run this guest's half of test $2 (script $1) in sync folder $3; prints

@@ -5,13 +5,16 @@
 # boots: busybox-static, the virtio/9p modules of that kernel, and an /init
 # that mounts the host root over 9p and switches into it.
 #
-#   tools/vm/mkinitramfs.sh KERNEL_RELEASE CACHE_DIR
+#   tools/vm/mkinitramfs.sh KERNEL_RELEASE CACHE_DIR [MODROOT]
 #
+# MODROOT: the root whose lib/modules/KERNEL_RELEASE holds the modules (a
+# kernel of tools/vm/debug-kernel.sh); default /.
 # Prints the path of the (possibly cached) cpio archive.
 set -euo pipefail
 
 kver=${1:?usage: mkinitramfs.sh KERNEL_RELEASE CACHE_DIR}
 cache=${2:?usage: mkinitramfs.sh KERNEL_RELEASE CACHE_DIR}
+modroot=${3:-/}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,13 +23,13 @@ modules=(virtio_pci 9pnet_virtio 9p virtio_net)
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
-[ -d "/lib/modules/$kver" ] || die "no /lib/modules/$kver (is linux-image-$kver installed?)"
+[ -d "$modroot/lib/modules/$kver" ] || die "no $modroot/lib/modules/$kver (is linux-image-$kver installed?)"
 [ -x /bin/busybox ] || die "no /bin/busybox (apt-get install busybox-static)"
 command -v cpio >/dev/null || die "no cpio (apt-get install cpio)"
 
 # The cache key covers everything that goes into the archive.
 key=$( { cat "$init_src" "$0"; ls -l --time-style=+%s /bin/busybox \
-	"/lib/modules/$kver/modules.dep"; } | sha256sum | cut -c1-12)
+	"$modroot/lib/modules/$kver/modules.dep"; } | sha256sum | cut -c1-12)
 out=$cache/initramfs-$kver-$key.cpio
 if [ -s "$out" ]; then
 	echo "$out"
@@ -52,7 +55,7 @@ chmod 0755 "$stage/init"
 # parameters of the first. "builtin" lines (6.12: virtio_pci) need nothing.
 : >"$stage/mods/order"
 for m in "${modules[@]}"; do
-	modprobe -S "$kver" --show-depends "$m" | while read -r verb path _; do
+	modprobe -d "$modroot" -S "$kver" --show-depends "$m" | while read -r verb path _; do
 		[ "$verb" = insmod ] || continue
 		base=$(basename "$path")
 		base=${base%.xz}

@@ -23,7 +23,9 @@ usage() {
 usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
 
   -k, --kernel VER      guest kernel: a release from /boot (6.1.0-56-amd64) or
-                        a prefix (6.12); default: newest /boot/vmlinuz-6.1.*-amd64
+                        a prefix (6.12); default: newest /boot/vmlinuz-6.1.*-amd64;
+                        "debug" (or "kcsan"): the project's debug kernel
+                        (tools/vm/debug-kernel.sh builds it)
       --kernel-b VER    another kernel for guest b (cross-kernel runs)
   -o, --out DIR         run folder (default: out/vm/runs/<time>-<pid>)
   -t, --timeout SEC     timeout of the whole run (default: 900)
@@ -61,8 +63,25 @@ newest() {
 	done | sort -V | tail -n 1
 }
 
+# A kernel built by tools/vm/debug-kernel.sh: VARIANT is the name of one of
+# its fragments (tools/vm/kconfig/VARIANT.config).
+is_variant() {
+	[[ "$1" =~ ^[a-z0-9]+$ ]] && [ "$1" != guest ] && [ -f "$here/kconfig/$1.config" ]
+}
+
+# variant_dir VARIANT: the built kernel's cache folder (or die).
+variant_dir() {
+	local d
+	d=$(bash "$here/debug-kernel.sh" --variant "$1" --print 2>&1) || die "${d#debug-kernel: error: }"
+	echo "$d"
+}
+
 pick_kernel() {
 	local want=$1 img
+	if is_variant "$want"; then
+		cat "$(variant_dir "$want")/release"
+		return
+	fi
 	if [ -z "$want" ]; then
 		img=$(newest /boot/vmlinuz-6.1.*-amd64)
 	elif [ -e "/boot/vmlinuz-$want" ]; then
@@ -249,15 +268,23 @@ kver=$(pick_kernel "$kernel")
 cache=${SROCE_VM_CACHE:-$repo/out/vm/cache}
 mkdir -p "$cache"
 # Kernel, image and initramfs of each role (guest b may boot another kernel).
-declare -A rkver rinitrd rkimg
+# A debug kernel's modules are not under the host's /lib/modules: the guest
+# gets its own tree (rmodroot) shared over 9p and mounted there.
+declare -A rkver rinitrd rkimg rmodroot
 for r in "${roles[@]}"; do
-	rkver[$r]=$kver
-	if [ "$r" = b ] && [ -n "$kernel_b" ]; then
-		rkver[$r]=$(pick_kernel "$kernel_b")
+	want=$kernel
+	[ "$r" = b ] && [ -n "$kernel_b" ] && want=$kernel_b
+	rkver[$r]=$(pick_kernel "$want")
+	rmodroot[$r]=""
+	if is_variant "$want"; then
+		d=$(variant_dir "$want")
+		rmodroot[$r]=$d/root
+		rkimg[$r]=$d/build/arch/x86/boot/bzImage
+	else
+		rkimg[$r]=$(kernel_image "${rkver[$r]}" "$cache")
 	fi
-	rinitrd[$r]=$(bash "$here/mkinitramfs.sh" "${rkver[$r]}" "$cache") ||
+	rinitrd[$r]=$(bash "$here/mkinitramfs.sh" "${rkver[$r]}" "$cache" ${rmodroot[$r]:+"${rmodroot[$r]}"}) ||
 		die "cannot build the initramfs"
-	rkimg[$r]=$(kernel_image "${rkver[$r]}" "$cache")
 done
 kimg=${rkimg[a]}
 
@@ -330,8 +357,15 @@ start_guest() {
 	write_env "$role" "$peer"
 	# no_timer_check: a vCPU starved by a busy host can miss the timer
 	# interrupts of the early IO-APIC check, which then panics the boot.
-	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet no_timer_check"
+	# log_buf_len: the tests read the kernel log between tests; a debug
+	# kernel logs much more than the default buffer holds.
+	local append="console=ttyS0 oops=panic panic=-1 rdinit=/init quiet no_timer_check log_buf_len=4M"
 	append+=" rig_role=$role rig_results=$out rig_repo=$repo"
+	local modshare=()
+	if [ -n "${rmodroot[$role]}" ]; then
+		append+=" rig_modules=1"
+		modshare=(-virtfs "local,path=${rmodroot[$role]}/lib/modules,mount_tag=modules,security_model=none,readonly=on,multidevs=remap")
+	fi
 	# The link's socket: opened by rig-dgram-exec with a large buffer (see
 	# tools/vm/dgram/rig_dgram_exec.cpp), or by qemu itself.
 	local netdev="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=${lport[$role]},remote.type=inet,remote.host=127.0.0.1,remote.port=${rport[$role]}"
@@ -346,6 +380,7 @@ start_guest() {
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$repo,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$out,mount_tag=results,security_model=none"
+		"${modshare[@]}"
 		-netdev "$netdev"
 		-device "virtio-net-pci,netdev=n0,mac=${mac[$role]},romfile=")
 	printf '%q ' "${cmd[@]}" >"$out/.rig/qemu-$role.cmd"
@@ -454,6 +489,19 @@ for r in "${roles[@]}"; do
 		reasons+=("guest $r: $s")
 	elif [ ! -s "$out/$r/dmesg.txt" ] && s=$(find_splat "$con"); then
 		reasons+=("guest $r: $s")
+	fi
+	# KMEMLEAK (debug kernels): tools/vm/guest/init.sh scanned after the
+	# script, with the RDMA drivers unloaded.
+	if [ -s "$out/$r/kmemleak.txt" ]; then
+		n=$(grep -c '^unreferenced object' "$out/$r/kmemleak.txt" || true)
+		if [ "$n" -gt 0 ]; then
+			first=$(grep -m 1 -A 12 '^unreferenced object' "$out/$r/kmemleak.txt" |
+				sed -n 's/^ *\[<[0-9a-f]*>\] //p' | grep -vE '^(kmemleak_|__?kmem_cache_alloc|kmalloc|__kmalloc|slab_post|kmalloc_trace)' |
+				head -n 3 | tr '\n' ' ')
+			reasons+=("guest $r: KMEMLEAK: $n unreferenced objects after the tests (first allocated in: ${first:-?}; $r/kmemleak.txt)")
+		else
+			reasons+=("guest $r: KMEMLEAK: $(head -c 160 "$out/$r/kmemleak.txt")")
+		fi
 	fi
 	if [ "${state[$r]}" != timeout ]; then
 		case "$rc" in

@@ -17,6 +17,8 @@
 #                        time limits, plus boot)
 #       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS)
 #   -e NAME=VALUE        more environment for the guests
+#       --timeout-scale P  every test's time limit times P percent (default
+#                        100; 300 on a debug kernel, -k debug or -k kcsan)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,15 +27,18 @@ out=""
 timeout=""
 tests=""
 pass=()
+kernels=()
+scale=""
 while [ $# -gt 0 ]; do
 	case "$1" in
-	-k | --kernel) pass+=(-k "${2:?}"); shift ;;
-	--kernel-b) pass+=(--kernel-b "${2:?}"); shift ;;
+	-k | --kernel) pass+=(-k "${2:?}"); kernels+=("$2"); shift ;;
+	--kernel-b) pass+=(--kernel-b "${2:?}"); kernels+=("$2"); shift ;;
 	-o | --out) out=${2:?}; shift ;;
 	-t | --timeout) timeout=${2:?}; shift ;;
 	--tests) tests=${2?}; shift ;;
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
-	-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--timeout-scale) scale=${2:?}; shift ;;
+	-h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -41,6 +46,18 @@ while [ $# -gt 0 ]; do
 done
 suite=${1:?usage: tools/vm/suite.sh [OPTIONS] SUITE (e.g. rxe-rxe)}
 [[ "$suite" =~ ^[a-z0-9]+(-[a-z0-9]+)?$ ]] || { echo "suite: bad suite name $suite" >&2; exit 2; }
+# Debug kernels (their fragments are in tools/vm/kconfig/) run slower.
+if [ -z "$scale" ]; then
+	scale=100
+	for k in "${kernels[@]}"; do
+		[ "$k" != guest ] && [ -f "$here/kconfig/$k.config" ] && scale=300
+	done
+fi
+if ! [[ "$scale" =~ ^[0-9]+$ ]] || [ "$scale" -eq 0 ]; then
+	echo "suite: bad --timeout-scale $scale" >&2
+	exit 2
+fi
+pass+=(-e "RIG_TIMEOUT_SCALE=$scale")
 type_a=${suite%%-*}
 guest=$here/guest/selftests.sh
 scripts=("$guest")
@@ -79,7 +96,7 @@ if [ -z "$timeout" ]; then
 	while read -r t; do
 		[ -n "$t" ] || continue
 		lim=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$repo/selftests/$t" 2>/dev/null | head -n 1)
-		timeout=$((timeout + ${lim:-${default:-300}} + 15))
+		timeout=$((timeout + ${lim:-${default:-300}} * scale / 100 + 15))
 	done < <(make -s --no-print-directory -C "$repo/selftests" list_tests ${tests:+TESTS="$tests"})
 fi
 
