@@ -466,16 +466,17 @@ static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
 		return false;
 	}
 	if (p == qp->req.idx) {
-		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_SQ_NEED_WAKEUP);
+		sroce_ring_kflags_set(hdr, SROCE_SQ_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between prod and kflags. */
-		smp_mb();
+		smp_mb__after_atomic();
 		p = sroce_ring_load_prod(hdr);
 		if (p == qp->req.idx)
 			return false;
 	}
-	WRITE_ONCE(hdr->kflags, hdr->kflags & ~SROCE_SQ_NEED_WAKEUP);
+	if (sroce_ring_kflags_read(hdr) & SROCE_SQ_NEED_WAKEUP)
+		sroce_ring_kflags_clear(hdr, SROCE_SQ_NEED_WAKEUP);
 	if (!sroce_ring_prod_valid(p, qp->sq.idx, qp->sq.num_entries)) {
-		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_RING_F_ERROR);
+		sroce_ring_kflags_set(hdr, SROCE_RING_F_ERROR);
 		return false;
 	}
 	*prod = p;
@@ -574,7 +575,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 		if (!qp->req.fetched) {
 			if (qp->req.idx == qp->req.fetch_end) {
 				if (!sroce_req_more(qp, &prod)) {
-					if (READ_ONCE(qp->sq.hdr->kflags) &
+					if (sroce_ring_kflags_read(qp->sq.hdr) &
 					    SROCE_RING_F_ERROR)
 						sroce_qp_ring_error(qp);
 					return false;
