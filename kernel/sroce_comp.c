@@ -534,7 +534,9 @@ void sroce_req_flush(struct sroce_qp *qp)
 
 	spin_lock_bh(&qp->sq_lock);
 	prod = sroce_ring_load_prod(q->hdr);
-	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+	/* Every fetched WQE completes, wherever prod moved back to. */
+	if (!sroce_ring_prod_valid_read(prod, q->idx, qp->req.fetch_end,
+					q->num_entries))
 		prod = qp->req.fetch_end;
 	while (q->idx != prod) {
 		if (q->idx != qp->req.fetch_end) {

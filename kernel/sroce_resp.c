@@ -891,7 +891,7 @@ void sroce_resp_flush(struct sroce_qp *qp)
 		.qp_num = qp->ibqp.qp_num,
 		.kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp,
 	};
-	u32 prod;
+	u32 prod, held;
 
 	if (qp->ibqp.srq) {
 		sroce_resp_flush_srq(qp, &cqe);
@@ -902,9 +902,11 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	spin_lock_bh(&qp->resp_lock);
 	qp->resp.res_pending = 0;
 	prod = sroce_ring_load_prod(q->hdr);
-	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
-		prod = q->idx;
-	if (qp->resp.have_wqe && q->idx != prod) {
+	/* A WQE the responder holds completes, wherever prod moved back to. */
+	held = q->idx + qp->resp.have_wqe;
+	if (!sroce_ring_prod_valid_read(prod, q->idx, held, q->num_entries))
+		prod = held;
+	if (qp->resp.have_wqe) {
 		cqe.wr_id = qp->resp.rwqe.wr_id;
 		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, true);
 		q->idx++;
