@@ -650,6 +650,12 @@ void sroce_req_run_softirq(struct sroce_qp *qp);
 void sroce_comp_sent(struct sroce_qp *qp);
 void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+/*
+ * WQEs completed per hold of sq_lock or resp_lock when a QP in Error is
+ * flushed (sroce_req_flush(), sroce_resp_flush()); the CPU is given up
+ * between batches.
+ */
+#define SROCE_FLUSH_BATCH	64
 void sroce_req_flush(struct sroce_qp *qp);
 void sroce_req_flush_answered(struct sroce_qp *qp,
 			      const struct sroce_swqe *s);
