@@ -17,6 +17,7 @@
 #                        time limits, plus boot)
 #       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS)
 #   -e NAME=VALUE        more environment for the guests
+#       --smp N          vCPUs per guest (tools/vm/run.sh --smp; default 1)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
 	-t | --timeout) timeout=${2:?}; shift ;;
 	--tests) tests=${2?}; shift ;;
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
+	--smp) pass+=(--smp "${2:?}"); shift ;;
 	-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
