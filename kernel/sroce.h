@@ -200,6 +200,45 @@ static inline void sroce_ring_store_cons(struct sroce_ring_hdr *hdr, u32 v)
 	smp_store_release(&hdr->cons, v);
 }
 
+/*
+ * kflags, the kernel's word in a ring header (sroce-abi.h), has writers
+ * under different locks: qp->state_lock (SROCE_RING_F_FLUSH of an SQ and
+ * an RQ), qp->sq_lock (SROCE_SQ_NEED_WAKEUP and SROCE_RING_F_ERROR of an
+ * SQ), qp->resp_lock or srq->lock (SROCE_RING_F_ERROR of an RQ or an SRQ)
+ * and cq->lock (SROCE_CQ_F_OVERFLOW). A load and a store would let one
+ * writer undo another's bit (a lost FLUSH leaves WRs posted in Error
+ * unflushed and hangs a drain; a lost NEED_WAKEUP stalls the send queue),
+ * so every update of a ring user space can see is one atomic
+ * read-modify-write of the word, as on an atomic_t (a new ring nobody
+ * sees yet is set up with plain stores); its layout stays the __u32 the
+ * provider reads. The updates order nothing by themselves: a
+ * caller that must make a bit visible before it reads something else
+ * follows the update with smp_mb__after_atomic(), as the doorbell
+ * (sroce_req_more()) and the error state (sroce_qp_set_flush_flag()) do.
+ */
+static inline atomic_t *sroce_ring_kflags(struct sroce_ring_hdr *hdr)
+{
+	BUILD_BUG_ON(sizeof(atomic_t) != sizeof(hdr->kflags));
+	BUILD_BUG_ON(offsetof(struct sroce_ring_hdr, kflags) % sizeof(atomic_t));
+	return (atomic_t *)&hdr->kflags;
+}
+
+static inline void sroce_ring_kflags_set(struct sroce_ring_hdr *hdr, u32 bits)
+{
+	atomic_or((int)bits, sroce_ring_kflags(hdr));
+}
+
+static inline void sroce_ring_kflags_clear(struct sroce_ring_hdr *hdr,
+					   u32 bits)
+{
+	atomic_andnot((int)bits, sroce_ring_kflags(hdr));
+}
+
+static inline u32 sroce_ring_kflags_read(struct sroce_ring_hdr *hdr)
+{
+	return (u32)atomic_read(sroce_ring_kflags(hdr));
+}
+
 struct sroce_rwqe;
 int sroce_rq_fetch(struct sroce_queue *q, u32 max_sge, struct sroce_rwqe *r,
 		   u32 *prod_out);
@@ -611,6 +650,12 @@ void sroce_req_run_softirq(struct sroce_qp *qp);
 void sroce_comp_sent(struct sroce_qp *qp);
 void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+/*
+ * WQEs completed per hold of sq_lock or resp_lock when a QP in Error is
+ * flushed (sroce_req_flush(), sroce_resp_flush()); the CPU is given up
+ * between batches.
+ */
+#define SROCE_FLUSH_BATCH	64
 void sroce_req_flush(struct sroce_qp *qp);
 void sroce_req_flush_answered(struct sroce_qp *qp,
 			      const struct sroce_swqe *s);

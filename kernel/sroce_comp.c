@@ -520,23 +520,25 @@ void sroce_comp_timers_stop(struct sroce_qp *qp)
 }
 
 /*
- * The QP is in the error state: complete every WQE from the oldest to the
- * ring's prod, in order (IBA 10.3.1.2.6). WQEs the requester has copied
- * are completed from their shadow slots (a failed one with its own
- * status), the rest from the ring. Process context.
+ * Flush the WQEs from the oldest up to @end, at most SROCE_FLUSH_BATCH of
+ * them, under sq_lock. False when there is nothing more to do: @end
+ * reached (or passed by another flusher), or the QP left the error state.
  */
-void sroce_req_flush(struct sroce_qp *qp)
+static bool sroce_req_flush_batch(struct sroce_qp *qp, u32 end)
 {
 	struct sroce_queue *q = &qp->sq;
 	const struct sroce_send_wqe *w;
 	struct sroce_swqe *s;
-	u32 prod;
+	u32 n, left;
+	bool more;
 
 	spin_lock_bh(&qp->sq_lock);
-	prod = sroce_ring_load_prod(q->hdr);
-	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
-		prod = qp->req.fetch_end;
-	while (q->idx != prod) {
+	left = end - q->idx;
+	if (READ_ONCE(qp->state) != IB_QPS_ERR || left > q->num_entries) {
+		spin_unlock_bh(&qp->sq_lock);
+		return false;
+	}
+	for (n = 0; n < min_t(u32, left, SROCE_FLUSH_BATCH); n++) {
 		if (q->idx != qp->req.fetch_end) {
 			s = sroce_swqe_get(qp, q->idx);
 			sroce_comp_cqe(qp, s, s->w.wr_id, s->failed ?
@@ -550,11 +552,42 @@ void sroce_req_flush(struct sroce_qp *qp)
 		q->idx++;
 	}
 	sroce_ring_store_cons(q->hdr, q->idx);
-	qp->req.idx = q->idx;
-	qp->req.fetch_end = q->idx;
-	qp->req.started_end = q->idx;
+	/* Nothing is sent in Error: no WQE in [sq.idx, fetch_end) is started. */
+	qp->req.idx = qp->req.fetch_end;
+	qp->req.started_end = qp->req.fetch_end;
 	qp->req.fetched = false;
 	qp->req.rd_atomic = 0;
 	qp->comp.rnr_wait = false;
+	more = q->idx != end;
 	spin_unlock_bh(&qp->sq_lock);
+	return more;
+}
+
+/*
+ * The QP is in the error state: complete every WQE from the oldest to the
+ * ring's prod, in order (IBA 10.3.1.2.6). WQEs the requester has copied
+ * are completed from their shadow slots (a failed one with its own
+ * status), the rest from the ring. Process context: the ring may hold
+ * 2^20 WQEs, so they are flushed SROCE_FLUSH_BATCH at a time under
+ * sq_lock, giving the CPU up between batches. prod is read once: WQEs
+ * posted meanwhile are flushed by the doorbell user space rings for them
+ * (SROCE_RING_F_FLUSH), so one call never chases a producer that keeps
+ * posting. Each WQE is completed by exactly one batch, in ring order,
+ * also when the doorbell and the work item flush at the same time.
+ */
+void sroce_req_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq;
+	u32 end;
+
+	spin_lock_bh(&qp->sq_lock);
+	end = sroce_ring_load_prod(q->hdr);
+	/* Every fetched WQE completes, wherever prod moved back to. */
+	if (!sroce_ring_prod_valid_read(end, q->idx, qp->req.fetch_end,
+					q->num_entries))
+		end = qp->req.fetch_end;
+	spin_unlock_bh(&qp->sq_lock);
+
+	while (sroce_req_flush_batch(qp, end))
+		cond_resched();
 }

@@ -74,7 +74,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	if (!sroce_ring_cons_valid(prod, cons, cq->q.num_entries) ||
 	    sroce_ring_full(prod, cons, cq->q.num_entries)) {
 		cq->overflowed = true;
-		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_CQ_F_OVERFLOW);
+		sroce_ring_kflags_set(hdr, SROCE_CQ_F_OVERFLOW);
 		overflow = true;
 	} else {
 		struct sroce_cqe *slot = sroce_queue_entry(&cq->q, prod);

@@ -150,7 +150,7 @@ static int sroce_qp_init_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	err = sroce_queue_init(sdev, &qp->sq, udata, n, stride);
 	if (err)
 		return err;
-	qp->sq.hdr->kflags = SROCE_SQ_NEED_WAKEUP;
+	sroce_ring_kflags_set(qp->sq.hdr, SROCE_SQ_NEED_WAKEUP);
 	qp->max_send_sge = min_t(u32, sroce_send_wqe_sge_room(stride),
 				 SROCE_MAX_SGE);
 	qp->max_inline = min_t(u32, sroce_send_wqe_inline_room(stride),
@@ -304,23 +304,29 @@ void sroce_qp_work(struct work_struct *work)
 
 /*
  * Tell user space whether WQEs it posts must be pushed into the kernel to
- * be flushed (SROCE_RING_F_FLUSH); kflags belong to the kernel, so a plain
- * read-modify-write under state_lock is enough.
+ * be flushed (SROCE_RING_F_FLUSH). Called under state_lock, but the send
+ * engine updates the same word under sq_lock, and the responder the RQ's
+ * under resp_lock: atomic updates only (sroce_ring_kflags()).
  */
 static void sroce_qp_set_flush_flag(struct sroce_qp *qp, bool on)
 {
 	struct sroce_queue *qs[] = { &qp->sq, &qp->rq };
-	u32 i, v;
+	u32 i;
 
 	for (i = 0; i < ARRAY_SIZE(qs); i++) {
 		if (!qs[i]->hdr)
 			continue;
-		v = READ_ONCE(qs[i]->hdr->kflags);
-		v = on ? v | SROCE_RING_F_FLUSH : v & ~SROCE_RING_F_FLUSH;
-		WRITE_ONCE(qs[i]->hdr->kflags, v);
+		if (on)
+			sroce_ring_kflags_set(qs[i]->hdr, SROCE_RING_F_FLUSH);
+		else
+			sroce_ring_kflags_clear(qs[i]->hdr, SROCE_RING_F_FLUSH);
 	}
-	/* The flag is visible before any WQE user space posts after this. */
-	smp_mb();
+	/*
+	 * The flag is visible before we read prod to flush (and so before
+	 * any WQE user space posts after this): pairs with the provider's
+	 * full barrier between publishing prod and reading kflags.
+	 */
+	smp_mb__after_atomic();
 }
 
 /* Complete every posted WR of a QP in the Error state. */

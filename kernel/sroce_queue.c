@@ -124,7 +124,7 @@ int sroce_rq_fetch(struct sroce_queue *q, u32 max_sge, struct sroce_rwqe *r,
 	r->offset = 0;
 	return 0;
 bad:
-	WRITE_ONCE(q->hdr->kflags, q->hdr->kflags | SROCE_RING_F_ERROR);
+	sroce_ring_kflags_set(q->hdr, SROCE_RING_F_ERROR);
 	return -EIO;
 }
 

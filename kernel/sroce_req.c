@@ -442,12 +442,19 @@ static bool sroce_req_may_send(struct sroce_qp *qp)
 	return state == IB_QPS_RTS || (state == IB_QPS_SQD && qp->req.fetched);
 }
 
+/* What sroce_req_more() found at req.idx. */
+enum sroce_req_next {
+	SROCE_REQ_IDLE,		/* nothing posted (yet) */
+	SROCE_REQ_WQE,		/* a WQE to fetch */
+	SROCE_REQ_BAD_PROD,	/* an impossible producer index */
+};
+
 /*
- * Is another WQE waiting? Implements the engine's half of the doorbell
- * handshake (sroce-abi.h): before declaring the queue idle, raise
- * NEED_WAKEUP, then look at prod once more.
+ * Is another WQE waiting at req.idx (== req.fetch_end)? Implements the
+ * engine's half of the doorbell handshake (sroce-abi.h): before declaring
+ * the queue idle, raise NEED_WAKEUP, then look at prod once more.
  */
-static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
+static enum sroce_req_next sroce_req_more(struct sroce_qp *qp)
 {
 	struct sroce_ring_hdr *hdr = qp->sq.hdr;
 	u32 p = sroce_ring_load_prod(hdr);
@@ -463,23 +470,29 @@ static bool sroce_req_more(struct sroce_qp *qp, u32 *prod)
 	if (p == qp->req.idx && qp->ibqp.qp_type == IB_QPT_RC &&
 	    sroce_psn_diff(qp->req.psn, qp->comp.psn) >= SROCE_ACK_EVERY) {
 		qp->req.run_on_ack = true;
-		return false;
+		return SROCE_REQ_IDLE;
 	}
 	if (p == qp->req.idx) {
-		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_SQ_NEED_WAKEUP);
+		sroce_ring_kflags_set(hdr, SROCE_SQ_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between prod and kflags. */
-		smp_mb();
+		smp_mb__after_atomic();
 		p = sroce_ring_load_prod(hdr);
 		if (p == qp->req.idx)
-			return false;
+			return SROCE_REQ_IDLE;
 	}
-	WRITE_ONCE(hdr->kflags, hdr->kflags & ~SROCE_SQ_NEED_WAKEUP);
-	if (!sroce_ring_prod_valid(p, qp->sq.idx, qp->sq.num_entries)) {
-		WRITE_ONCE(hdr->kflags, hdr->kflags | SROCE_RING_F_ERROR);
-		return false;
+	if (sroce_ring_kflags_read(hdr) & SROCE_SQ_NEED_WAKEUP)
+		sroce_ring_kflags_clear(hdr, SROCE_SQ_NEED_WAKEUP);
+	/*
+	 * WQEs [sq.idx, fetch_end) are fetched already: prod may neither
+	 * pass the ring's end nor move back over them, or the next fetch
+	 * would read a slot past prod.
+	 */
+	if (!sroce_ring_prod_valid_read(p, qp->sq.idx, qp->req.fetch_end,
+					qp->sq.num_entries)) {
+		sroce_ring_kflags_set(hdr, SROCE_RING_F_ERROR);
+		return SROCE_REQ_BAD_PROD;
 	}
-	*prod = p;
-	return true;
+	return SROCE_REQ_WQE;
 }
 
 /*
@@ -563,22 +576,21 @@ static void sroce_req_fail(struct sroce_qp *qp, int status)
 static bool sroce_req_build_some(struct sroce_qp *qp,
 				 struct sk_buff_head *list, int budget)
 {
+	enum sroce_req_next next;
 	struct sroce_swqe *s;
 	struct sk_buff *skb;
 	int status;
-	u32 prod;
 
 	while (budget > 0) {
 		if (!sroce_req_may_send(qp) || qp->comp.rnr_wait)
 			return false;
 		if (!qp->req.fetched) {
 			if (qp->req.idx == qp->req.fetch_end) {
-				if (!sroce_req_more(qp, &prod)) {
-					if (READ_ONCE(qp->sq.hdr->kflags) &
-					    SROCE_RING_F_ERROR)
-						sroce_qp_ring_error(qp);
+				next = sroce_req_more(qp);
+				if (next == SROCE_REQ_BAD_PROD)
+					sroce_qp_ring_error(qp);
+				if (next != SROCE_REQ_WQE)
 					return false;
-				}
 				status = sroce_req_fetch(qp, qp->req.idx);
 				qp->req.fetch_end++;
 				if (status) {

@@ -880,18 +880,59 @@ static void sroce_resp_flush_srq(struct sroce_qp *qp, struct sroce_cqe *cqe)
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
-/* Error state: complete the receive WQEs with WR_FLUSH_ERR. */
-void sroce_resp_flush(struct sroce_qp *qp)
+/*
+ * Complete the receive WQEs from the oldest up to @end with @cqe, at most
+ * SROCE_FLUSH_BATCH of them, under resp_lock. False when there is nothing
+ * more to do (@end reached or passed, or the QP left the error state).
+ */
+static bool sroce_resp_flush_batch(struct sroce_qp *qp, struct sroce_cqe *cqe,
+				   u32 end)
 {
 	struct sroce_queue *q = &qp->rq;
 	const struct sroce_recv_wqe *w;
+	u32 n, left;
+	bool more;
+
+	spin_lock_bh(&qp->resp_lock);
+	left = end - q->idx;
+	if (READ_ONCE(qp->state) != IB_QPS_ERR || left > q->num_entries) {
+		spin_unlock_bh(&qp->resp_lock);
+		return false;
+	}
+	qp->resp.res_pending = 0;
+	for (n = 0; n < min_t(u32, left, SROCE_FLUSH_BATCH); n++) {
+		/* The WQE the responder holds is the one at the RQ's cons. */
+		if (qp->resp.have_wqe) {
+			cqe->wr_id = qp->resp.rwqe.wr_id;
+			qp->resp.have_wqe = false;
+		} else {
+			w = sroce_queue_entry(q, q->idx);
+			cqe->wr_id = READ_ONCE(w->wr_id);
+		}
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, true);
+		q->idx++;
+	}
+	sroce_ring_store_cons(q->hdr, q->idx);
+	more = q->idx != end;
+	spin_unlock_bh(&qp->resp_lock);
+	return more;
+}
+
+/*
+ * Error state: complete the receive WQEs with WR_FLUSH_ERR, in order.
+ * Process context; as sroce_req_flush(), in batches up to the prod read
+ * at the start, giving the CPU up between them.
+ */
+void sroce_resp_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
 	struct sroce_cqe cqe = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
 		.kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp,
 	};
-	u32 prod;
+	u32 end, held;
 
 	if (qp->ibqp.srq) {
 		sroce_resp_flush_srq(qp, &cqe);
@@ -900,22 +941,13 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	if (!q->hdr)
 		return;
 	spin_lock_bh(&qp->resp_lock);
-	qp->resp.res_pending = 0;
-	prod = sroce_ring_load_prod(q->hdr);
-	if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
-		prod = q->idx;
-	if (qp->resp.have_wqe && q->idx != prod) {
-		cqe.wr_id = qp->resp.rwqe.wr_id;
-		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, true);
-		q->idx++;
-		qp->resp.have_wqe = false;
-	}
-	while (q->idx != prod) {
-		w = sroce_queue_entry(q, q->idx);
-		cqe.wr_id = READ_ONCE(w->wr_id);
-		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, true);
-		q->idx++;
-	}
-	sroce_ring_store_cons(q->hdr, q->idx);
+	end = sroce_ring_load_prod(q->hdr);
+	/* A WQE the responder holds completes, wherever prod moved back to. */
+	held = q->idx + qp->resp.have_wqe;
+	if (!sroce_ring_prod_valid_read(end, q->idx, held, q->num_entries))
+		end = held;
 	spin_unlock_bh(&qp->resp_lock);
+
+	while (sroce_resp_flush_batch(qp, &cqe, end))
+		cond_resched();
 }

@@ -9,7 +9,15 @@
 # end), rings the doorbell itself, and checks the kernel's answer: the
 # error completion the IBA gives a malformed WQE, or, for a broken index,
 # the QP in ERR with IBV_EVENT_QP_FATAL (and the peer's SEND NAKed with
-# IBV_WC_REM_OP_ERR). A QP pair left alone must still work afterwards, the
+# IBV_WC_REM_OP_ERR). An SQ prod moved back behind WQEs the kernel has
+# already fetched is refused the same way, and no slot past it is ever sent
+# or completed. 2^17 send and 2^17 receive WQEs written into the rings are
+# flushed by moving the QP to ERR, every one with IBV_WC_WR_FLUSH_ERR, in
+# order, once; the largest rings (2^20 + 2^20) flushed three times over
+# must not keep a 1 ms sleeper in the process waiting 100 ms. The SQ's
+# SROCE_RING_F_FLUSH bit must survive a doorbell rung in another thread
+# while the QP is cycled RTS -> ERR -> RESET (a race that needs two CPUs to
+# show). A QP pair left alone must still work afterwards, the
 # other PD's buffer stays untouched, ibv_rc_pingpong pairs in another
 # process on the same device (buffers checked) keep passing throughout, and
 # the kernel log stays clean (the rig's check). The object counts of "rdma resource show" return to their

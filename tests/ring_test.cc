@@ -64,6 +64,31 @@ TEST(Ring, EveryValueIsCheckedAgainstAllConsumers)
 			EXPECT_EQ(sroce_ring_prod_valid(cons + d, cons, n), d <= n);
 }
 
+TEST(Ring, ProducerMovedBackOverEntriesAlreadyReadIsRejected)
+{
+	// cons 100, entries up to 104 read (copied) by the consumer.
+	EXPECT_TRUE(sroce_ring_prod_valid_read(104, 100, 104, 8));
+	EXPECT_TRUE(sroce_ring_prod_valid_read(108, 100, 104, 8));
+	EXPECT_FALSE(sroce_ring_prod_valid_read(102, 100, 104, 8)); // took back 2
+	EXPECT_FALSE(sroce_ring_prod_valid_read(100, 100, 104, 8));
+	EXPECT_FALSE(sroce_ring_prod_valid_read(99, 100, 104, 8));  // behind cons
+	EXPECT_FALSE(sroce_ring_prod_valid_read(109, 100, 104, 8)); // past the end
+	// Nothing read beyond cons: the plain check.
+	EXPECT_TRUE(sroce_ring_prod_valid_read(100, 100, 100, 8));
+	EXPECT_FALSE(sroce_ring_prod_valid_read(99, 100, 100, 8));
+}
+
+TEST(Ring, ProducerMovedBackIsRejectedAcrossTheWrap)
+{
+	// Exhaustive over a small ring: valid iff read - cons <= d <= size.
+	const uint32_t n = 4;
+	for (uint32_t cons = UINT32_MAX - 8; cons != 8; cons++)
+		for (uint32_t r = 0; r <= n; r++)
+			for (uint32_t d = 0; d < 16; d++)
+				EXPECT_EQ(sroce_ring_prod_valid_read(cons + d, cons, cons + r, n),
+				          d >= r && d <= n);
+}
+
 TEST(Ring, RoundUpToPowerOfTwo)
 {
 	EXPECT_EQ(sroce_ring_roundup_pow2(1), 1u);

@@ -45,6 +45,20 @@ static inline bool sroce_ring_prod_valid(uint32_t prod, uint32_t cons,
 	return prod - cons <= num_entries;
 }
 
+/*
+ * The check of a consumer that has already read (copied) the entries up to
+ * its private index @read, ahead of the consumer index @cons it publishes
+ * (cons <= read <= cons + num_entries): the producer index must also not
+ * move back over entries already read. Accepting one that did would have
+ * the consumer read past prod and later publish cons > prod.
+ */
+static inline bool sroce_ring_prod_valid_read(uint32_t prod, uint32_t cons,
+					      uint32_t read,
+					      uint32_t num_entries)
+{
+	return prod - cons <= num_entries && prod - cons >= read - cons;
+}
+
 /* Same check seen from the producer: a consumer index read from shared memory. */
 static inline bool sroce_ring_cons_valid(uint32_t prod, uint32_t cons,
 					 uint32_t num_entries)

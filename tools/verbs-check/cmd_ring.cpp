@@ -18,6 +18,20 @@
  *   sq_prod_behind   SQ prod behind cons              IBV_EVENT_QP_FATAL, QP ERR
  *   rq_prod          RQ prod past the end, then a     receiver: IBV_EVENT_QP_FATAL,
  *                    SEND arrives                     ERR; sender IBV_WC_REM_OP_ERR
+ *   sq_prod_back     SQ prod moved back behind WQEs   IBV_EVENT_QP_FATAL, QP ERR; the
+ *                    the kernel has already fetched   fetched WQEs complete once each,
+ *                    (cons <= prod < fetched), every  no slot past prod is ever sent
+ *                    other slot a valid SEND          or completed, cons <= old prod
+ *   flush_huge       2^17 send and 2^17 receive WQEs  every one completes with
+ *                    written, prods published, QP to  IBV_WC_WR_FLUSH_ERR in order,
+ *                    ERR                              exactly once
+ *   flush_hostile    2^20 + 2^20 WQEs, a CQ of 64,    every WQE consumed, CQ_ERR; a
+ *                    QP to ERR, both rings refilled   1 ms sleeper in the process is
+ *                    and rung twice                   never kept waiting 100 ms
+ *   flag_race        QP cycled RTS -> ERR -> RESET    FLUSH set in the SQ's and RQ's
+ *                    -> RTS while another thread      kflags in every ERR round and
+ *                    rings the doorbell               clear after RESET (the updates
+ *                                                     race only with 2+ CPUs)
  *
  * Every case runs on a fresh loopback QP pair; afterwards a pair set up at
  * the start, left alone, must still move a SEND and its bytes intact (the
@@ -33,14 +47,20 @@
 #include <rdma/sroce-abi.h>
 #include <sroce/sroce_ring.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -54,6 +74,16 @@ constexpr uint32_t kSendWr = 64;  /* sender SQ: 8 KiB mapping */
 constexpr uint32_t kRecvWr = 256; /* receiver RQ: 12 KiB mapping */
 constexpr uint32_t kMsg = 128;
 constexpr int kTimeoutMs = 5000;
+/* flush_huge: as many WQEs per queue as the largest CQ holds (2^17). */
+constexpr uint32_t kHugeWr = 1u << 17;
+/*
+ * flush_hostile: the longest the 1 ms sleeper may be kept from running
+ * (or 4 times its longest wait before the flush, on a slower guest). An
+ * unbroken flush of 2^20 WQEs keeps it waiting about 200 ms in a TCG guest.
+ */
+constexpr double kMaxGapMs = 100;
+/* sq_prod_back: the wr_id of the SENDs in every slot past prod. */
+constexpr uint64_t kPastProd = 0xdead;
 
 using Mapping = std::pair<uintptr_t, uintptr_t>; /* [start, end) */
 
@@ -106,6 +136,59 @@ int doorbell(ibv_qp *qp)
 	req.cmd.wqe_size = sizeof(ib_uverbs_send_wr);
 	return write(qp->context->cmd_fd, &req, sizeof(req)) == ssize_t(sizeof(req)) ? 0 : errno;
 }
+
+int64_t now_ns()
+{
+	timespec ts{};
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * A thread that sleeps 1 ms at a time and records the longest it was kept
+ * from running beyond that: on a single CPU, a system call or kernel work
+ * that runs for long without letting the scheduler in shows up here.
+ */
+class Sleeper
+{
+      public:
+	Sleeper() : thread_([this] { loop(); }) {}
+	~Sleeper() { stop(); }
+	Sleeper(const Sleeper &) = delete;
+	Sleeper &operator=(const Sleeper &) = delete;
+
+	double max_gap_ms() const { return double(max_ns_.load()) / 1e6; }
+	void reset() { max_ns_ = 0; }
+	void stop()
+	{
+		if (thread_.joinable()) {
+			stop_ = true;
+			thread_.join();
+		}
+	}
+
+      private:
+	void loop()
+	{
+		const timespec ms{0, 1000000};
+		int64_t last = now_ns();
+
+		while (!stop_) {
+			nanosleep(&ms, nullptr);
+			const int64_t t = now_ns();
+			const int64_t gap = t - last - 1000000;
+
+			if (gap > max_ns_)
+				max_ns_ = gap;
+			last = t;
+		}
+	}
+
+	std::atomic<bool> stop_{false};
+	std::atomic<int64_t> max_ns_{0};
+	std::thread thread_; /* last: starts once the fields above exist */
+};
 
 enum class Case {
 	bad_opcode,
@@ -160,6 +243,10 @@ class RingRun
 	void run_case(const CaseInfo &ci);
 	void expect_fatal(ibv_qp *qp, const std::string &name);
 	void expect_state(ibv_qp *qp, ibv_qp_state want, const std::string &name);
+	void prod_back();
+	void flush_huge();
+	void flush_hostile();
+	void flag_race();
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -395,6 +482,394 @@ void RingRun::run_case(const CaseInfo &ci)
 		         "the other PD's buffer is untouched");
 }
 
+/*
+ * The producer index moved back over WQEs the kernel has already fetched.
+ * The receiver has no receive posted and asks for 163.84 ms between RNR
+ * retries, so the sender's four SENDs stay fetched and unanswered while
+ * prod is moved back by two and every other slot of the ring holds a
+ * valid SEND with wr_id kPastProd; then receives arrive. The kernel must
+ * refuse the index (QP_FATAL, ERR) when it next looks at prod, and never
+ * send or complete a slot past prod; the four fetched WQEs complete once
+ * each.
+ */
+void RingRun::prod_back()
+{
+	const std::string name = "sq_prod_back";
+	ibv_qp_attr attr{};
+	Pair p;
+
+	if (!make_pair(&p, name))
+		return;
+	attr.min_rnr_timer = 28;
+	if (ibv_modify_qp(p.receiver.get(), &attr, IBV_QP_MIN_RNR_TIMER)) {
+		r_.fail(name + ".setup", "min_rnr_timer: %s", errno_name(errno).c_str());
+		return;
+	}
+	sroce_ring_hdr *sq = p.sq;
+	const uint32_t start = __atomic_load_n(&sq->prod, __ATOMIC_ACQUIRE);
+	/* One post of four: one doorbell, the kernel fetches all four at once. */
+	ibv_sge sge{reinterpret_cast<uintptr_t>(buf_.data()), kMsg, mr_->lkey};
+	ibv_send_wr wrs[4]{};
+	ibv_send_wr *bad = nullptr;
+	for (int i = 0; i < 4; i++) {
+		wrs[i].wr_id = uint64_t(i + 1);
+		wrs[i].sg_list = &sge;
+		wrs[i].num_sge = 1;
+		wrs[i].opcode = IBV_WR_SEND;
+		wrs[i].send_flags = IBV_SEND_SIGNALED;
+		wrs[i].next = i < 3 ? &wrs[i + 1] : nullptr;
+	}
+	if (ibv_post_send(p.sender.get(), wrs, &bad)) {
+		r_.fail(name + ".setup", "ibv_post_send: %s", errno_name(errno).c_str());
+		return;
+	}
+	usleep(20000);
+	ibv_wc wc[16];
+	int got = ibv_poll_cq(p.cq.get(), 16, wc);
+	const uint32_t cons = __atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE);
+	if (!r_.check(got == 0 && cons == start, name + ".setup",
+	              "four SENDs fetched and waiting on RNR (%d completions, cons %+d)", got,
+	              int(cons - start)))
+		return;
+	for (uint32_t i = 4; i < sq_entries_; i++) {
+		auto *w = static_cast<sroce_send_wqe *>(
+		    sroce_ring_entry(sq, start + i, sq_entries_, sq_stride_));
+		auto *s = reinterpret_cast<sroce_sge *>(w->data);
+
+		memset(w, 0, sq_stride_);
+		w->wr_id = kPastProd;
+		w->opcode = IBV_WR_SEND;
+		w->flags = SROCE_WQE_SIGNALED;
+		w->num_sge = 1;
+		s->addr = reinterpret_cast<uintptr_t>(buf_.data());
+		s->length = kMsg;
+		s->lkey = mr_->lkey;
+	}
+	__atomic_store_n(&sq->prod, start + 2, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (int err = doorbell(p.sender.get())) {
+		r_.fail(name + ".doorbell", "empty POST_SEND: %s", errno_name(err).c_str());
+		return;
+	}
+	for (uint64_t i = 0; i < 8; i++)
+		if (!post_recv(p, 0x1000 + i)) {
+			r_.fail(name + ".setup", "ibv_post_recv: %s", errno_name(errno).c_str());
+			return;
+		}
+	expect_fatal(p.sender.get(), name + ".event");
+	expect_state(p.sender.get(), IBV_QPS_ERR, name + ".state");
+
+	/* Every completion until none came for half a second. */
+	std::map<uint64_t, int> sends;
+	int recvs = 0, past = 0;
+	while ((got = poll_cq_for(p.cq.get(), wc, 16, 500)) > 0)
+		for (int i = 0; i < got; i++) {
+			if (wc[i].wr_id >= 0x1000 && wc[i].wr_id < 0x1008)
+				recvs += wc[i].status == IBV_WC_SUCCESS;
+			else if (wc[i].wr_id == kPastProd)
+				past++;
+			else
+				sends[wc[i].wr_id]++;
+		}
+	bool once = sends.size() == 4;
+	for (const auto &kv : sends)
+		once = once && kv.first >= 1 && kv.first <= 4 && kv.second == 1;
+	r_.check(past == 0, name + ".past_prod",
+	         "no SEND from a slot past prod was sent or completed (%d completions)", past);
+	r_.check(once, name + ".fetched", "the four fetched SENDs completed once each (%zu wr_ids)",
+	         sends.size());
+	r_.check(recvs <= 4, name + ".receiver", "the receiver got %d SENDs (at most 4)", recvs);
+	const uint32_t end = __atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE);
+	r_.check(end - start <= 4, name + ".cons",
+	         "cons never passed the last prod the kernel accepted (%+d, at most +4)",
+	         int(end - start));
+}
+
+/*
+ * A send queue and a receive queue of kHugeWr WQEs each, written straight
+ * into the rings of a QP in INIT, are flushed by moving it to ERR: every
+ * WQE completes with IBV_WC_WR_FLUSH_ERR, in order, exactly once, and a
+ * thread of this process that sleeps 1 ms at a time is never kept from
+ * running for long (the flush yields the CPU; with one CPU an unbroken
+ * flush of 2^18 WQEs shows up as one long gap).
+ */
+void RingRun::flush_huge()
+{
+	const std::string name = "flush_huge";
+	const uint32_t n = kHugeWr;
+	const uint32_t sq_stride = sroce_send_wqe_stride(1, 0);
+	const uint32_t rq_stride = sroce_recv_wqe_stride(1);
+	CqPtr scq(ibv_create_cq(ctx_, int(n - 1), nullptr, nullptr, 0));
+	CqPtr rcq(ibv_create_cq(ctx_, int(n - 1), nullptr, nullptr, 0));
+	ibv_qp_init_attr ia{};
+	std::set<Mapping> before;
+
+	if (!scq || !rcq) {
+		r_.fail(name + ".setup", "two CQs of %u: %s", n - 1, errno_name(errno).c_str());
+		return;
+	}
+	ia.send_cq = scq.get();
+	ia.recv_cq = rcq.get();
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = n;
+	ia.cap.max_recv_wr = n;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	before = uverbs_mappings();
+	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
+	sroce_ring_hdr *sq = qp ? new_ring(before, ring_bytes(n, sq_stride)) : nullptr;
+	sroce_ring_hdr *rq = qp ? new_ring(before, ring_bytes(n, rq_stride)) : nullptr;
+	if (!sq || !rq) {
+		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
+		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+		return;
+	}
+	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
+	if (ibv_modify_qp(qp.get(), &init.attr, init.mask)) {
+		r_.fail(name + ".setup", "INIT: %s", errno_name(errno).c_str());
+		return;
+	}
+	const uint32_t sp = __atomic_load_n(&sq->prod, __ATOMIC_RELAXED);
+	const uint32_t rp = __atomic_load_n(&rq->prod, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < n; i++) {
+		auto *w = static_cast<sroce_send_wqe *>(sroce_ring_entry(sq, sp + i, n, sq_stride));
+		auto *rw =
+		    static_cast<sroce_recv_wqe *>(sroce_ring_entry(rq, rp + i, n, rq_stride));
+
+		memset(w, 0, SROCE_SEND_WQE_HDR_SIZE);
+		w->wr_id = i;
+		w->opcode = IBV_WR_SEND;
+		w->flags = SROCE_WQE_SIGNALED;
+		memset(rw, 0, SROCE_RECV_WQE_HDR_SIZE);
+		rw->wr_id = (uint64_t(1) << 32) | i;
+	}
+	__atomic_store_n(&sq->prod, sp + n, __ATOMIC_RELEASE);
+	__atomic_store_n(&rq->prod, rp + n, __ATOMIC_RELEASE);
+
+	Sleeper sleeper;
+	usleep(300000);
+	const double base_gap = sleeper.max_gap_ms();
+	sleeper.reset();
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	const int64_t t0 = now_ns();
+	const int err = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
+	const int64_t t1 = now_ns();
+	if (err) {
+		r_.fail(name + ".error", "to ERR: %s", errno_name(err).c_str());
+		return;
+	}
+
+	/* Both CQs in order, until everything came or 120 s passed. */
+	uint32_t got[2] = {0, 0}, bad[2] = {0, 0};
+	uint64_t first_bad[2] = {0, 0};
+	ibv_cq *cqs[2] = {scq.get(), rcq.get()};
+	const int64_t deadline = t1 + int64_t(120) * 1000000000;
+	while ((got[0] < n || got[1] < n) && now_ns() < deadline) {
+		bool any = false;
+
+		for (int q = 0; q < 2; q++) {
+			ibv_wc wc[256];
+			const int k = ibv_poll_cq(cqs[q], 256, wc);
+
+			for (int i = 0; i < k; i++) {
+				const uint64_t want = (q ? uint64_t(1) << 32 : 0) | got[q];
+
+				if ((wc[i].wr_id != want || wc[i].status != IBV_WC_WR_FLUSH_ERR) &&
+				    !bad[q]++)
+					first_bad[q] = wc[i].wr_id;
+				got[q]++;
+			}
+			any |= k > 0;
+		}
+		if (!any)
+			usleep(1000);
+	}
+	const int64_t t2 = now_ns();
+	const double gap = sleeper.max_gap_ms();
+	sleeper.stop();
+	ibv_wc extra[4];
+	const int more =
+	    poll_cq_for(scq.get(), extra, 4, 200) + poll_cq_for(rcq.get(), extra, 4, 200);
+	r_.info("flush_huge: ERR took %.1f ms, all completions after %.1f ms; sleeper's longest "
+	        "wait %.1f ms (%.1f ms before the flush)",
+	        double(t1 - t0) / 1e6, double(t2 - t0) / 1e6, gap, base_gap);
+	static const char *const what[2] = {"send", "recv"};
+	for (int q = 0; q < 2; q++)
+		r_.check(got[q] == n && !bad[q], name + "." + what[q],
+		         "%u %s WQEs completed with WR_FLUSH_ERR in order, once each (%u "
+		         "completions, %u out of order or with another status, first wr_id "
+		         "%#" PRIx64 ")",
+		         n, what[q], got[q], bad[q], first_bad[q]);
+	r_.check(more == 0, name + ".extra", "no completion after the last one (%d)", more);
+	const uint32_t sc = __atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE);
+	const uint32_t rc = __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE);
+	r_.check(sc == sp + n && rc == rp + n, name + ".cons",
+	         "both rings' cons at their prod (%+d, %+d)", int(sc - sp - n), int(rc - rp - n));
+}
+
+/*
+ * Hostile flush sizes: a QP with the largest rings (2^20 send and 2^20
+ * receive WQEs) and a CQ of 64 is moved to ERR with both rings full, then
+ * both are filled again and their doorbells rung, kHostileRounds times.
+ * Only the first CQEs fit (IBV_EVENT_CQ_ERR), but every WQE must be
+ * consumed (cons reaches prod), and a thread of this process that sleeps
+ * 1 ms at a time must never wait kMaxGapMs or more: the flush gives the
+ * CPU up between batches instead of running 2^20 WQEs with softirqs off.
+ */
+void RingRun::flush_hostile()
+{
+	const std::string name = "flush_hostile";
+	const uint32_t n = SROCE_RING_MAX_ENTRIES;
+	const uint32_t sq_stride = sroce_send_wqe_stride(1, 0);
+	const uint32_t rq_stride = sroce_recv_wqe_stride(1);
+	CqPtr cq(ibv_create_cq(ctx_, 64, nullptr, nullptr, 0));
+	ibv_qp_init_attr ia{};
+	std::set<Mapping> before;
+
+	if (!cq) {
+		r_.fail(name + ".setup", "ibv_create_cq: %s", errno_name(errno).c_str());
+		return;
+	}
+	ia.send_cq = cq.get();
+	ia.recv_cq = cq.get();
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = n;
+	ia.cap.max_recv_wr = n;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	before = uverbs_mappings();
+	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
+	sroce_ring_hdr *sq = qp ? new_ring(before, ring_bytes(n, sq_stride)) : nullptr;
+	sroce_ring_hdr *rq = qp ? new_ring(before, ring_bytes(n, rq_stride)) : nullptr;
+	if (!sq || !rq) {
+		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
+		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+		return;
+	}
+	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
+	if (ibv_modify_qp(qp.get(), &init.attr, init.mask)) {
+		r_.fail(name + ".setup", "INIT: %s", errno_name(errno).c_str());
+		return;
+	}
+	ibv_recv_wr *rbad = nullptr;
+	Sleeper sleeper;
+	usleep(300000);
+	const double base_gap = sleeper.max_gap_ms();
+	sleeper.reset();
+	uint32_t sprod = __atomic_load_n(&sq->prod, __ATOMIC_RELAXED) + n;
+	uint32_t rprod = __atomic_load_n(&rq->prod, __ATOMIC_RELAXED) + n;
+	__atomic_store_n(&sq->prod, sprod, __ATOMIC_RELEASE);
+	__atomic_store_n(&rq->prod, rprod, __ATOMIC_RELEASE);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	const int64_t t0 = now_ns();
+	const int err = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
+	const int64_t t1 = now_ns();
+	if (err) {
+		r_.fail(name + ".error", "to ERR: %s", errno_name(err).c_str());
+		return;
+	}
+	auto drained = [&] {
+		const int64_t end = now_ns() + int64_t(120) * 1000000000;
+
+		while (__atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE) != sprod ||
+		       __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) != rprod) {
+			if (now_ns() > end)
+				return false;
+			usleep(1000);
+		}
+		return true;
+	};
+	bool ok = drained();
+	int rounds = 0;
+	for (; ok && rounds < 2; rounds++) {
+		sprod += n;
+		rprod += n;
+		__atomic_store_n(&sq->prod, sprod, __ATOMIC_RELEASE);
+		__atomic_store_n(&rq->prod, rprod, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		/* The provider's doorbells: FLUSH is set, so both enter the kernel. */
+		ok = doorbell(qp.get()) == 0 && ibv_post_recv(qp.get(), nullptr, &rbad) == 0 &&
+		     drained();
+	}
+	const int64_t t2 = now_ns();
+	const double gap = sleeper.max_gap_ms();
+	sleeper.stop();
+	r_.info("flush_hostile: ERR took %.1f ms, %u + %u WQEs flushed after %.1f ms; sleeper's "
+	        "longest wait %.1f ms (%.1f ms before the flush)",
+	        double(t1 - t0) / 1e6, (rounds + 1) * n, (rounds + 1) * n, double(t2 - t0) / 1e6,
+	        gap, base_gap);
+	r_.check(ok, name + ".consumed",
+	         "every WQE consumed: cons at prod on both rings after %d refills (%+d, %+d)",
+	         rounds, int(__atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE) - sprod),
+	         int(__atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) - rprod));
+	ibv_async_event ev{};
+	const int got = wait_async_event(ctx_, kTimeoutMs, &ev);
+	r_.check(got == 1 && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq.get(),
+	         name + ".cq_err", "the CQ of 64 overflowed: %s",
+	         got == 1 ? ibv_event_type_str(ev.event_type) : "no async event");
+	if (got == 1)
+		ibv_ack_async_event(&ev);
+	const double limit = std::max(kMaxGapMs, 4 * base_gap);
+	r_.check(gap < limit, name + ".responsive",
+	         "a sleeping thread was never kept waiting %.0f ms or more while the QP flushed "
+	         "(%.1f ms)",
+	         limit, gap);
+}
+
+/*
+ * The SQ's kflags word has writers under different locks: the state change
+ * sets and clears SROCE_RING_F_FLUSH, the send engine sets and clears
+ * SROCE_SQ_NEED_WAKEUP whenever the doorbell finds the queue idle. Here a
+ * thread rings the doorbell without pause while the QP goes RTS -> ERR ->
+ * RESET -> RTS again and again: FLUSH must be set in every ERR round (a
+ * lost update leaves WQEs posted in ERR unflushed: a drain hangs) and
+ * clear after RESET. Only with two or more CPUs can the updates meet; on
+ * one CPU the loop is short and checks the protocol only.
+ */
+void RingRun::flag_race()
+{
+	const std::string name = "flag_race";
+	const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const int rounds = cpus > 1 ? 2000 : 20;
+	ibv_qp_attr attr{};
+	Pair p;
+
+	if (!make_pair(&p, name))
+		return;
+	sroce_ring_hdr *sq = p.sq;
+	std::atomic<bool> stop{false};
+	std::atomic<long> rung{0};
+	std::thread ringer([&] {
+		while (!stop) {
+			doorbell(p.sender.get());
+			rung++;
+		}
+	});
+	int lost_set = 0, lost_clear = 0, failed = 0;
+	for (int i = 0; i < rounds && !failed; i++) {
+		attr.qp_state = IBV_QPS_ERR;
+		failed |= ibv_modify_qp(p.sender.get(), &attr, IBV_QP_STATE);
+		usleep(100);
+		lost_set += !(__atomic_load_n(&sq->kflags, __ATOMIC_ACQUIRE) & SROCE_RING_F_FLUSH);
+		attr.qp_state = IBV_QPS_RESET;
+		failed |= ibv_modify_qp(p.sender.get(), &attr, IBV_QP_STATE);
+		lost_clear +=
+		    !!(__atomic_load_n(&sq->kflags, __ATOMIC_ACQUIRE) & SROCE_RING_F_FLUSH);
+		failed |= !connect(p.sender.get(), p.receiver->qp_num);
+	}
+	stop = true;
+	ringer.join();
+	r_.info("flag_race: %d rounds on %ld CPUs, %ld doorbells", rounds, cpus, rung.load());
+	if (!r_.check(!failed, name + ".modify", "the state walk succeeded every round"))
+		return;
+	r_.check(lost_set == 0 && lost_clear == 0, name + ".flush",
+	         "SROCE_RING_F_FLUSH set in every ERR round and clear after every RESET "
+	         "(lost %d times, stuck %d times)",
+	         lost_set, lost_clear);
+}
+
 int RingRun::run()
 {
 	Pair bystander;
@@ -403,6 +878,10 @@ int RingRun::run()
 		return r_.finish();
 	for (const CaseInfo &ci : kCases)
 		run_case(ci);
+	prod_back();
+	flush_huge();
+	flush_hostile();
+	flag_race();
 	good_send(bystander, "bystander");
 	return r_.finish();
 }

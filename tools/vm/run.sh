@@ -33,6 +33,8 @@ usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
       --ip4-a ADDR/LEN  guest a IPv4 (default: 192.168.77.1/24); --ip4-b: .2
       --ip6-a ADDR/LEN  guest a IPv6 (default: fd77::1/64); --ip6-b: fd77::2/64
   -m, --mem MB          guest memory (default: 1024)
+      --smp N           vCPUs per guest (default: 1; races between CPUs, such
+                        as hostile_rings' flag_race, need 2 or more)
       --link-buf BYTES  socket buffer of each end of the link (default:
                         8388608; 0: qemu's own socket with the host default,
                         which drops bursts when a guest is descheduled)
@@ -100,6 +102,7 @@ out=""
 timeout=900
 mtu=4200
 mem=1024
+smp=1
 link_buf=8388608
 grace=20
 ip4_a=192.168.77.1/24
@@ -124,6 +127,7 @@ while [ $# -gt 0 ]; do
 	--ip6-a) ip6_a=${2:?}; shift ;;
 	--ip6-b) ip6_b=${2:?}; shift ;;
 	-m | --mem) mem=${2:?}; shift ;;
+	--smp) smp=${2:?}; shift ;;
 	--link-buf) link_buf=${2:?}; shift ;;
 	--grace) grace=${2:?}; shift ;;
 	-e | --env) env_all+=("${2:?}"); shift ;;
@@ -149,6 +153,7 @@ fi
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "bad --timeout $timeout"
 [[ "$mtu" =~ ^[0-9]+$ ]] || die "bad --mtu $mtu"
 [[ "$grace" =~ ^[0-9]+$ ]] || die "bad --grace $grace"
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "bad --smp $smp"
 [ "$(id -u)" = 0 ] || die "must run as root (the guest shares the host root with root's rights)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tools/setup.sh)"
 case "$repo" in *[[:space:]]*) die "repo path must not contain spaces: $repo" ;; esac
@@ -374,7 +379,7 @@ start_guest() {
 		pre=("$dgram_exec" "${lport[$role]}" "${rport[$role]}" "$link_buf" --)
 		netdev="dgram,id=n0,local.type=fd,local.str={fd}"
 	fi
-	local cmd=("${pre[@]}" qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp 1 -m "$mem"
+	local cmd=("${pre[@]}" qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp "$smp" -m "$mem"
 		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
 		-kernel "${rkimg[$role]}" -initrd "${rinitrd[$role]}" -append "$append"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"

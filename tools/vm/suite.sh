@@ -19,6 +19,7 @@
 #   -e NAME=VALUE        more environment for the guests
 #       --timeout-scale P  every test's time limit times P percent (default
 #                        100; 300 on a debug kernel, -k debug or -k kcsan)
+#       --smp N          vCPUs per guest (tools/vm/run.sh --smp; default 1)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--tests) tests=${2?}; shift ;;
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
 	--timeout-scale) scale=${2:?}; shift ;;
+	--smp) pass+=(--smp "${2:?}"); shift ;;
 	-h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
 	*) break ;;

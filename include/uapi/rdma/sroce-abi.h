@@ -25,8 +25,10 @@
  *   cons; the producer reads cons with an acquire load before reusing slots.
  * - The kernel keeps private copies of every index it owns and never trusts
  *   a value read from the mapped page: a user index is accepted only if
- *   0 <= prod - cons <= num_entries against the kernel's private cons, and
- *   every entry is copied to kernel memory and validated before use.
+ *   0 <= prod - cons <= num_entries against the kernel's private cons (and,
+ *   for a send queue, only if it does not move back over WQEs the kernel
+ *   has already fetched), and every entry is copied to kernel memory and
+ *   validated before use.
  * - The send queue's cons advances only when a WQE is completed (its CQE
  *   written, or its unsignalled completion passed), so a slot is free for
  *   reuse exactly when libibverbs semantics say so.
