@@ -453,7 +453,7 @@ struct sroce_comp {
 struct sroce_rwqe {
 	u64 wr_id;
 	u32 num_sge;
-	u32 offset;
+	u64 offset;		/* bytes placed, at most SROCE_MAX_MSG_SIZE */
 	struct sroce_sge sge[SROCE_MAX_SGE];
 };
 
@@ -617,7 +617,7 @@ int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value);
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig);
 int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
-		   u32 num_sge, u32 offset, struct sroce_pktbuf *pb, u32 len,
+		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir);
 
 void sroce_qp_kick(struct sroce_qp *qp);

@@ -152,7 +152,13 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	if (!(flags & SROCE_OPF_LAST) && pkt->payload_len != sroce_qp_mtu(qp))
 		return SROCE_RESP_NAK_INV;
 
-	err = sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
+	/*
+	 * A message is at most 2^31 bytes (IBA 9.4.3, max_msg_sz), whatever
+	 * the receive WQE could take: a longer SEND is too long for it, as
+	 * one longer than its SGEs is.
+	 */
+	err = pkt->payload_len > SROCE_MAX_MSG_SIZE - r->offset ? -ENOSPC :
+	      sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
 			     pkt->payload_len, SROCE_TO_MR);
 	if (err) {
 		sroce_resp_complete_err(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
@@ -205,6 +211,9 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	int err;
 
 	if (flags & SROCE_OPF_FIRST) {
+		/* At most 2^31 bytes (IBA 9.4.3, C9-94), as for READ. */
+		if (pkt->reth.dma_len > SROCE_MAX_MSG_SIZE)
+			return SROCE_RESP_NAK_INV;
 		rs->write_va = pkt->reth.va;
 		rs->write_rkey = pkt->reth.rkey;
 		rs->write_left = pkt->reth.dma_len;
