@@ -492,20 +492,30 @@ struct sroce_comp {
 struct sroce_rwqe {
 	u64 wr_id;
 	u32 num_sge;
-	u32 offset;
+	u64 offset;		/* bytes placed, at most SROCE_MAX_MSG_SIZE */
 	struct sroce_sge sge[SROCE_MAX_SGE];
 };
 
-/* A READ or atomic request the responder has accepted (IBA 9.7.5.1.2). */
+/*
+ * A READ, atomic, ATOMIC WRITE or FLUSH request the responder has accepted
+ * (IBA 9.7.5.1.2): its answer goes out in its turn, and is kept so that a
+ * duplicate is answered again. CMP_SWAP and FETCH_ADD are executed in
+ * their turn too, after every earlier READ has been read.
+ */
 struct sroce_res {
 	bool valid;
-	bool atomic;
+	bool atomic;		/* CMP_SWAP or FETCH_ADD: an atomic ACK */
+	bool cmp_swap;
+	bool executed;		/* atomic: done, @orig holds the result */
 	u32 first_psn;
 	u32 npsn;
+	u32 msn;		/* the MSN its answers carry */
 	u64 va;
 	u32 rkey;
 	u32 length;
 	u32 sent;		/* READ response bytes sent */
+	u64 compare;		/* atomic operands */
+	u64 swap_add;
 	u64 orig;		/* atomic: value before the operation */
 };
 
@@ -524,9 +534,22 @@ struct sroce_resp {
 	u32 write_len;		/* total length (for WRITE_WITH_IMM's CQE) */
 	struct sroce_res *res;	/* max_dest_rd_atomic entries */
 	u32 res_n;
-	u32 res_head;		/* next entry to use */
-	u32 res_pending;	/* READs with responses still to send */
+	u32 res_head;		/* next entry to use, below res_n */
+	u32 res_pending;	/* entries before res_head still to answer */
 	struct sroce_res *replay;	/* duplicate READ being answered again */
+	/*
+	 * An ACK, NAK or RNR NAK held back behind answers still to go out
+	 * (responses leave in PSN order, IBA 9.7.5.1); with ans_fatal the
+	 * QP fails once the NAK is out, and takes no request meanwhile.
+	 */
+	bool ans_owed;
+	bool ans_fatal;
+	u8 ans_syndrome;
+	u32 ans_psn;
+	u32 ans_msn;
+	/* Built, to be sent in this order (sroce_resp_tx_claim()). */
+	struct sk_buff_head txq;
+	bool tx_busy;		/* a context is sending from txq */
 };
 
 struct sroce_qp {
@@ -633,7 +656,7 @@ int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value);
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig);
 int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
-		   u32 num_sge, u32 offset, struct sroce_pktbuf *pb, u32 len,
+		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir);
 
 void sroce_qp_kick(struct sroce_qp *qp);
@@ -670,6 +693,7 @@ void sroce_resp_run(struct sroce_qp *qp);
 void sroce_resp_cleanup(struct sroce_qp *qp);
 int sroce_resp_init(struct sroce_qp *qp);
 void sroce_resp_flush(struct sroce_qp *qp);
+void sroce_resp_forget(struct sroce_qp *qp);
 void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list);
 
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

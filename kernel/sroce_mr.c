@@ -582,10 +582,12 @@ int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value)
  * it, and the packet buffer. Every key is looked up and checked against
  * the QP's PD, the SGE's own bounds and, for writes into local memory,
  * IB_ACCESS_LOCAL_WRITE. Returns -ENOSPC when the SGEs are too short
- * (LOC_LEN_ERR) and -EACCES/-EFAULT on a bad key (LOC_PROT_ERR).
+ * (LOC_LEN_ERR) and -EACCES/-EFAULT on a bad key (LOC_PROT_ERR). @offset
+ * is 64-bit: up to 32 SGEs of up to 4 GiB each add up to more than a u32
+ * holds.
  */
 int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
-		   u32 num_sge, u32 offset, struct sroce_pktbuf *pb, u32 len,
+		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir)
 {
 	int access = dir == SROCE_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
@@ -598,7 +600,7 @@ int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
 			offset -= sge[i].length;
 			continue;
 		}
-		n = min(len, sge[i].length - offset);
+		n = min_t(u64, len, sge[i].length - offset);
 		if (!qp->is_user && sge[i].lkey == qp->sdev->ibdev.local_dma_lkey) {
 			/* Kernel consumers: the address is a kernel address. */
 			sroce_pktbuf_copy(pb, (void *)(uintptr_t)(sge[i].addr +

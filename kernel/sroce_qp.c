@@ -286,8 +286,8 @@ void sroce_qp_kick(struct sroce_qp *qp)
 /*
  * The QP's work item: in the error state it flushes both queues (IBA
  * 10.3.1.2.6: every outstanding and newly posted WR completes with
- * WR_FLUSH_ERR); otherwise it runs the send engine and continues READ
- * responses.
+ * WR_FLUSH_ERR) and sends the responder's last answers; otherwise it runs
+ * the send engine and continues READ responses.
  */
 void sroce_qp_work(struct work_struct *work)
 {
@@ -296,6 +296,7 @@ void sroce_qp_work(struct work_struct *work)
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		sroce_req_flush(qp);
 		sroce_resp_flush(qp);
+		sroce_resp_run(qp);	/* sends what is queued (a NAK) */
 		return;
 	}
 	sroce_req_run(qp);
@@ -398,6 +399,7 @@ int sroce_qp_data_init(struct sroce_qp *qp)
 	}
 	INIT_WORK(&qp->work, sroce_qp_work);
 	spin_lock_init(&qp->resp_lock);
+	__skb_queue_head_init(&qp->resp.txq);
 	sroce_comp_init(qp);
 	return 0;
 }
@@ -449,8 +451,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->resp.last_wqe_sent = false;
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
-	qp->resp.res_pending = 0;
-	qp->resp.replay = NULL;
+	sroce_resp_forget(qp);
 	spin_unlock_bh(&qp->resp_lock);
 	dst_cache_reset(&qp->dst_cache);
 }

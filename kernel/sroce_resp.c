@@ -17,6 +17,8 @@
 
 /* READ response packets built per softirq or work-item pass. */
 #define SROCE_READ_BURST	32
+/* Rounds of sending what others queued meanwhile, per context. */
+#define SROCE_RESP_TX_ROUNDS	4
 
 /* What a request packet asks of the responder after processing. */
 enum sroce_resp_result {
@@ -48,19 +50,21 @@ static struct sk_buff *sroce_resp_skb(struct sroce_qp *qp,
 	return skb;
 }
 
-/* Queue an ACK, NAK or RNR NAK for @psn. */
-static void sroce_resp_ack(struct sroce_qp *qp, struct sk_buff_head *out,
-			   u32 psn, u8 syndrome)
+/* Queue an ACK, NAK or RNR NAK for @psn; false when out of memory. */
+static bool sroce_resp_ack(struct sroce_qp *qp, struct sk_buff_head *out,
+			   u32 psn, u8 syndrome, u32 msn)
 {
 	struct sroce_pkt pkt = {
 		.opcode = SROCE_OP_RC_ACKNOWLEDGE,
 		.psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = qp->resp.msn },
+		.aeth = { .syndrome = syndrome, .msn = msn },
 	};
 	struct sk_buff *skb = sroce_resp_skb(qp, &pkt, 0);
 
-	if (skb)
-		__skb_queue_tail(out, skb);
+	if (!skb)
+		return false;
+	__skb_queue_tail(out, skb);
+	return true;
 }
 
 static u8 sroce_resp_ack_syndrome(void)
@@ -148,7 +152,13 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	if (!(flags & SROCE_OPF_LAST) && pkt->payload_len != sroce_qp_mtu(qp))
 		return SROCE_RESP_NAK_INV;
 
-	err = sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
+	/*
+	 * A message is at most 2^31 bytes (IBA 9.4.3, max_msg_sz), whatever
+	 * the receive WQE could take: a longer SEND is too long for it, as
+	 * one longer than its SGEs is.
+	 */
+	err = pkt->payload_len > SROCE_MAX_MSG_SIZE - r->offset ? -ENOSPC :
+	      sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
 			     pkt->payload_len, SROCE_TO_MR);
 	if (err) {
 		sroce_resp_complete_err(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
@@ -201,6 +211,9 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	int err;
 
 	if (flags & SROCE_OPF_FIRST) {
+		/* At most 2^31 bytes (IBA 9.4.3, C9-94), as for READ. */
+		if (pkt->reth.dma_len > SROCE_MAX_MSG_SIZE)
+			return SROCE_RESP_NAK_INV;
 		rs->write_va = pkt->reth.va;
 		rs->write_rkey = pkt->reth.rkey;
 		rs->write_left = pkt->reth.dma_len;
@@ -253,90 +266,258 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	return SROCE_RESP_OK;
 }
 
-/* READ responses still to send (resp_lock held). */
-static bool sroce_resp_reads_left(struct sroce_qp *qp)
+/*
+ * Answers of earlier requests still to go out (resp_lock held): READ
+ * responses, atomic ACKs, a replay, or an ACK/NAK held back behind them.
+ */
+static bool sroce_resp_busy(const struct sroce_qp *qp)
 {
-	return qp->resp.res_pending || qp->resp.replay;
+	const struct sroce_resp *rs = &qp->resp;
+
+	return rs->res_pending || rs->replay || rs->ans_owed;
 }
 
-/* The next responder resource; NULL if all are still busy. */
-static struct sroce_res *sroce_resp_res_alloc(struct sroce_qp *qp)
+/* Drop every answer still to go out (the QP fails or is reset). */
+void sroce_resp_forget(struct sroce_qp *qp)
 {
-	struct sroce_resp *rs = &qp->resp;
-	struct sroce_res *res;
-
-	if (!rs->res_n || rs->res_pending >= rs->res_n)
-		return NULL;
-	res = &rs->res[rs->res_head % rs->res_n];
-	rs->res_head++;
-	if (rs->replay == res)
-		rs->replay = NULL;	/* the requester moved on */
-	memset(res, 0, sizeof(*res));
-	res->valid = true;
-	return res;
+	qp->resp.res_pending = 0;
+	qp->resp.replay = NULL;
+	qp->resp.ans_owed = false;
+	qp->resp.ans_fatal = false;
 }
 
 /*
- * Build up to @budget READ response packets: a duplicate READ's first, then
- * new READs, oldest first.
+ * Answer a request with an ACK, NAK or RNR NAK for @psn, in PSN order (IBA
+ * 9.7.5.1): while the answers of earlier READs and atomics are still to
+ * go out, it is held back and sroce_resp_build() sends it in its turn. A
+ * requester takes an ACK or NAK for a later PSN as the end of every
+ * earlier READ response, and sends the READ again if they have not all
+ * arrived (an implied NAK, IBA 9.7.5.2.6). ACKs are cumulative, so a
+ * later answer stands for the one held back, but a NAK held back stays.
+ * @fatal: a class C error; the QP fails once the NAK is out.
  */
-static void sroce_resp_build_reads(struct sroce_qp *qp,
-				   struct sk_buff_head *out, int budget)
+static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
+			      u32 psn, u8 syndrome, bool fatal)
 {
 	struct sroce_resp *rs = &qp->resp;
-	u32 mtu = sroce_qp_mtu(qp), n;
+	s32 d;
+
+	if (!sroce_resp_busy(qp)) {
+		sroce_resp_ack(qp, out, psn, syndrome, rs->msn);
+		if (fatal)
+			sroce_qp_fatal(qp);
+		return;
+	}
+	if (rs->ans_owed && !fatal) {
+		d = sroce_psn_diff(psn, rs->ans_psn);
+		if (rs->ans_fatal || d < 0 ||
+		    (!d && sroce_aeth_type(rs->ans_syndrome) != SROCE_AETH_ACK))
+			return;
+	}
+	rs->ans_owed = true;
+	rs->ans_fatal = fatal;
+	rs->ans_psn = psn;
+	rs->ans_syndrome = syndrome;
+	rs->ans_msn = rs->msn;
+}
+
+/* The oldest resource still to answer (res_pending > 0). */
+static struct sroce_res *sroce_resp_oldest(struct sroce_resp *rs)
+{
+	return &rs->res[(rs->res_head + rs->res_n - rs->res_pending) %
+			rs->res_n];
+}
+
+/*
+ * A READ or atomic failed in its turn (its region was deregistered
+ * meanwhile): NAK its @psn and fail the QP; nothing after it is answered.
+ */
+static void sroce_resp_res_failed(struct sroce_qp *qp,
+				  struct sk_buff_head *out, u32 psn, u32 msn)
+{
+	atomic64_inc(&qp->sdev->stats.err_naks_sent);
+	sroce_resp_ack(qp, out, psn,
+		       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR), msn);
+	sroce_resp_forget(qp);
+	sroce_qp_fatal(qp);
+}
+
+/* The next READ response of @res; false to stop building for now. */
+static bool sroce_resp_build_read(struct sroce_qp *qp,
+				  struct sk_buff_head *out,
+				  struct sroce_res *res)
+{
+	struct sroce_resp *rs = &qp->resp;
+	u32 mtu = sroce_qp_mtu(qp), n, hdr_len;
 	struct sroce_pktbuf pb;
 	struct sroce_pkt pkt;
-	struct sroce_res *res;
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
 	bool first, last;
-	u32 hdr_len;
 
-	while ((rs->replay || rs->res_pending) && budget-- > 0) {
-		res = rs->replay ?:
-		      &rs->res[(rs->res_head - rs->res_pending) % rs->res_n];
-		n = min(mtu, res->length - res->sent);
-		first = res->sent == 0;
-		last = res->sent + n == res->length;
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.opcode = first && last ? SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
-			     first ? SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST :
-			     last ? SROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
-				    SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
-		pkt.psn = sroce_psn_add(res->first_psn, res->sent / mtu);
-		pkt.aeth.syndrome = sroce_resp_ack_syndrome();
-		pkt.aeth.msn = rs->msn;
-		skb = sroce_resp_skb(qp, &pkt, n);
-		if (!skb)
-			return;
-		if (n) {
-			hdr_len = sroce_opcode_get(pkt.opcode)->hdr_len;
-			pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
-			mr = sroce_resp_mr(qp, res->rkey, res->va + res->sent, n,
-					   IB_ACCESS_REMOTE_READ);
-			if (!mr || sroce_mr_copy(mr, res->va + res->sent, &pb, n,
-						 SROCE_FROM_MR)) {
-				/* Deregistered while being read. */
-				if (mr)
-					sroce_mr_put(mr);
-				kfree_skb(skb);
-				sroce_resp_ack(qp, out, pkt.psn,
-					       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR));
-				rs->res_pending = 0;
-				rs->replay = NULL;
+	n = min(mtu, res->length - res->sent);
+	first = res->sent == 0;
+	last = res->sent + n == res->length;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.opcode = first && last ? SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
+		     first ? SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST :
+		     last ? SROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
+			    SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+	pkt.psn = sroce_psn_add(res->first_psn, res->sent / mtu);
+	pkt.aeth.syndrome = sroce_resp_ack_syndrome();
+	pkt.aeth.msn = res->msn;
+	skb = sroce_resp_skb(qp, &pkt, n);
+	if (!skb)
+		return false;
+	if (n) {
+		hdr_len = sroce_opcode_get(pkt.opcode)->hdr_len;
+		pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
+		mr = sroce_resp_mr(qp, res->rkey, res->va + res->sent, n,
+				   IB_ACCESS_REMOTE_READ);
+		if (!mr || sroce_mr_copy(mr, res->va + res->sent, &pb, n,
+					 SROCE_FROM_MR)) {
+			/* Deregistered while being read. */
+			if (mr)
+				sroce_mr_put(mr);
+			kfree_skb(skb);
+			sroce_resp_res_failed(qp, out, pkt.psn, res->msn);
+			return false;
+		}
+		sroce_mr_put(mr);
+	}
+	__skb_queue_tail(out, skb);
+	res->sent += n;
+	if (last && rs->replay == res)
+		rs->replay = NULL;
+	else if (last)
+		rs->res_pending--;
+	return true;
+}
+
+static bool sroce_resp_atomic_ack(struct sroce_qp *qp,
+				  struct sk_buff_head *out,
+				  const struct sroce_res *res)
+{
+	struct sroce_pkt pkt = {
+		.opcode = SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+		.psn = res->first_psn,
+		.aeth = { .syndrome = sroce_resp_ack_syndrome(),
+			  .msn = res->msn },
+		.atmack_orig = res->orig,
+	};
+	struct sk_buff *skb = sroce_resp_skb(qp, &pkt, 0);
+
+	if (!skb)
+		return false;
+	__skb_queue_tail(out, skb);
+	return true;
+}
+
+/*
+ * Execute the atomic of @res in its turn, once, and queue its ACK; false
+ * to stop building for now.
+ */
+static bool sroce_resp_build_atomic(struct sroce_qp *qp,
+				    struct sk_buff_head *out,
+				    struct sroce_res *res)
+{
+	struct sroce_mr *mr;
+	int err = -EACCES;
+
+	if (!res->executed) {
+		mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
+				   IB_ACCESS_REMOTE_ATOMIC);
+		if (mr) {
+			err = sroce_mr_atomic(mr, res->va, res->cmp_swap,
+					      res->compare, res->swap_add,
+					      &res->orig);
+			sroce_mr_put(mr);
+		}
+		if (err) {
+			sroce_resp_res_failed(qp, out, res->first_psn,
+					      res->msn);
+			return false;
+		}
+		res->executed = true;
+	}
+	if (!sroce_resp_atomic_ack(qp, out, res))
+		return false;
+	qp->resp.res_pending--;
+	return true;
+}
+
+/*
+ * Build up to @budget answers, in PSN order: a duplicate READ's responses
+ * first (sroce_resp_duplicate() starts one only when nothing else is
+ * due), then those of the accepted READs and atomics, oldest first, and
+ * the ACK or NAK held back behind them.
+ */
+static void sroce_resp_build(struct sroce_qp *qp, struct sk_buff_head *out,
+			     int budget)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_res *res;
+
+	while (sroce_resp_busy(qp) && budget-- > 0) {
+		res = rs->replay;
+		if (!res && rs->res_pending)
+			res = sroce_resp_oldest(rs);
+		if (rs->ans_owed &&
+		    (!res || sroce_psn_diff(rs->ans_psn, res->first_psn) < 0)) {
+			if (!sroce_resp_ack(qp, out, rs->ans_psn,
+					    rs->ans_syndrome, rs->ans_msn))
+				return;
+			rs->ans_owed = false;
+			if (rs->ans_fatal) {
+				sroce_resp_forget(qp);
 				sroce_qp_fatal(qp);
 				return;
 			}
-			sroce_mr_put(mr);
+			continue;
 		}
-		__skb_queue_tail(out, skb);
-		res->sent += n;
-		if (last && rs->replay)
-			rs->replay = NULL;
-		else if (last)
-			rs->res_pending--;
+		if (res->atomic ? !sroce_resp_build_atomic(qp, out, res) :
+				  !sroce_resp_build_read(qp, out, res))
+			return;
 	}
+}
+
+/* The entry the next READ or atomic takes; NULL beyond max_dest_rd_atomic. */
+static struct sroce_res *sroce_resp_res_next(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!rs->res_n || rs->res_pending >= rs->res_n)
+		return NULL;
+	return &rs->res[rs->res_head];
+}
+
+/*
+ * Accept the one-packet request @pkt, described by @r, into the next
+ * responder resource (sroce_resp_res_next() found one): its answer goes
+ * out behind every earlier one, and a duplicate is answered from it.
+ */
+static enum sroce_resp_result sroce_resp_queue(struct sroce_qp *qp,
+					       const struct sroce_res *r,
+					       const struct sroce_pkt *pkt,
+					       struct sk_buff_head *out)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_res *res = &rs->res[rs->res_head];
+
+	if (rs->replay == res)
+		rs->replay = NULL;	/* the requester moved on */
+	*res = *r;
+	res->valid = true;
+	res->first_psn = pkt->psn;
+	rs->res_head = (rs->res_head + 1) % rs->res_n;
+	rs->res_pending++;
+	rs->epsn = sroce_psn_add(pkt->psn, res->npsn);
+	rs->msn = sroce_psn_add(rs->msn, 1);
+	res->msn = rs->msn;
+	sroce_resp_build(qp, out, SROCE_READ_BURST);
+	if (sroce_resp_busy(qp))
+		sroce_qp_kick(qp);
+	return SROCE_RESP_ANSWERED;
 }
 
 static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
@@ -344,7 +525,7 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 					      struct sk_buff_head *out)
 {
 	u32 len = pkt->reth.dma_len, mtu = sroce_qp_mtu(qp);
-	struct sroce_res *res;
+	struct sroce_res r = {};
 	struct sroce_mr *mr;
 
 	/*
@@ -363,49 +544,28 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	} else if (!(qp->access_flags & IB_ACCESS_REMOTE_READ)) {
 		return SROCE_RESP_NAK_ACC;
 	}
-	res = sroce_resp_res_alloc(qp);
-	if (!res)
+	if (!sroce_resp_res_next(qp))
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
-	res->first_psn = pkt->psn;
-	res->npsn = len ? DIV_ROUND_UP(len, mtu) : 1;
-	res->va = pkt->reth.va;
-	res->rkey = pkt->reth.rkey;
-	res->length = len;
-	qp->resp.res_pending++;
-	qp->resp.epsn = sroce_psn_add(pkt->psn, res->npsn);
-	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
-	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-	if (sroce_resp_reads_left(qp))
-		sroce_qp_kick(qp);
-	return SROCE_RESP_ANSWERED;
+	r.npsn = len ? DIV_ROUND_UP(len, mtu) : 1;
+	r.va = pkt->reth.va;
+	r.rkey = pkt->reth.rkey;
+	r.length = len;
+	return sroce_resp_queue(qp, &r, pkt, out);
 }
 
-static void sroce_resp_atomic_ack(struct sroce_qp *qp,
-				  struct sk_buff_head *out,
-				  const struct sroce_res *res)
-{
-	struct sroce_pkt pkt = {
-		.opcode = SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
-		.psn = res->first_psn,
-		.aeth = { .syndrome = sroce_resp_ack_syndrome(),
-			  .msn = qp->resp.msn },
-		.atmack_orig = res->orig,
-	};
-	struct sk_buff *skb = sroce_resp_skb(qp, &pkt, 0);
-
-	if (skb)
-		__skb_queue_tail(out, skb);
-}
-
+/*
+ * CMP_SWAP and FETCH_ADD (IBA 9.4.5). The key is checked now, so that a
+ * bad request is NAKed at once; the operation itself waits for its turn
+ * behind the READs before it, which read the memory as it was before
+ * (as every later request sees the atomic's result).
+ */
 static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 						const struct sroce_pkt *pkt,
 						struct sk_buff_head *out)
 {
 	const struct sroce_atmeth *a = &pkt->atmeth;
-	struct sroce_res *res;
+	struct sroce_res r = {};
 	struct sroce_mr *mr;
-	u64 orig;
-	int err;
 
 	if (a->va & (sizeof(u64) - 1))
 		return SROCE_RESP_NAK_INV;	/* IBA 9.4.5: 8-byte aligned */
@@ -413,51 +573,37 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return SROCE_RESP_NAK_ACC;
-	res = sroce_resp_res_alloc(qp);
-	if (!res) {
-		sroce_mr_put(mr);
-		return SROCE_RESP_NAK_INV;
-	}
-	err = sroce_mr_atomic(mr, a->va,
-			      pkt->opcode == SROCE_OP_RC_COMPARE_SWAP,
-			      a->compare, a->swap_add, &orig);
 	sroce_mr_put(mr);
-	if (err)
-		return SROCE_RESP_NAK_ACC;
+	if (!sroce_resp_res_next(qp))
+		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	/* Kept, so that a duplicate is answered, never executed twice. */
-	res->atomic = true;
-	res->first_psn = pkt->psn;
-	res->npsn = 1;
-	res->orig = orig;
-	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
-	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
-	sroce_resp_atomic_ack(qp, out, res);
-	return SROCE_RESP_ANSWERED;
+	r.atomic = true;
+	r.cmp_swap = pkt->opcode == SROCE_OP_RC_COMPARE_SWAP;
+	r.npsn = 1;
+	r.va = a->va;
+	r.rkey = a->rkey;
+	r.compare = a->compare;
+	r.swap_add = a->swap_add;
+	return sroce_resp_queue(qp, &r, pkt, out);
 }
 
 /*
  * Answer the one-packet request @pkt, executed, with an empty RDMA READ
- * response ONLY through its responder resource @res (ATOMIC WRITE, FLUSH):
- * it keeps its place behind earlier READs, and a duplicate is answered
- * again from @res.
+ * response ONLY through a responder resource (ATOMIC WRITE, FLUSH): it
+ * keeps its place behind earlier READs, and a duplicate is answered
+ * again from the resource.
  */
 static enum sroce_resp_result sroce_resp_empty_read(struct sroce_qp *qp,
-						    struct sroce_res *res,
 						    const struct sroce_pkt *pkt,
 						    struct sk_buff_head *out)
 {
-	res->first_psn = pkt->psn;
-	res->npsn = 1;
-	res->va = pkt->reth.va;
-	res->rkey = pkt->reth.rkey;
-	res->length = 0;
-	qp->resp.res_pending++;
-	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
-	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
-	sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-	if (sroce_resp_reads_left(qp))
-		sroce_qp_kick(qp);
-	return SROCE_RESP_ANSWERED;
+	struct sroce_res r = {
+		.npsn = 1,
+		.va = pkt->reth.va,
+		.rkey = pkt->reth.rkey,
+	};
+
+	return sroce_resp_queue(qp, &r, pkt, out);
 }
 
 /*
@@ -473,7 +619,6 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 						      const struct sroce_pkt *pkt,
 						      struct sk_buff_head *out)
 {
-	struct sroce_res *res;
 	struct sroce_mr *mr;
 	u64 value;
 	int err;
@@ -486,18 +631,15 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 			   IB_ACCESS_REMOTE_WRITE);
 	if (!mr)
 		return SROCE_RESP_NAK_ACC;
-	res = sroce_resp_res_alloc(qp);
-	if (!res) {
+	if (!sroce_resp_res_next(qp)) {
 		sroce_mr_put(mr);
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	}
 	err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
 	sroce_mr_put(mr);
-	if (err) {
-		res->valid = false;
+	if (err)
 		return SROCE_RESP_NAK_ACC;
-	}
-	return sroce_resp_empty_read(qp, res, pkt, out);
+	return sroce_resp_empty_read(qp, pkt, out);
 }
 
 /*
@@ -523,7 +665,6 @@ static enum sroce_resp_result sroce_resp_flush_req(struct sroce_qp *qp,
 {
 	const struct sroce_feth *f = &pkt->feth;
 	int need = 0;
-	struct sroce_res *res;
 	struct sroce_mr *mr;
 
 	if (f->plt & SROCE_FLUSH_GLOBAL)
@@ -542,12 +683,11 @@ static enum sroce_resp_result sroce_resp_flush_req(struct sroce_qp *qp,
 	if (!mr)
 		return SROCE_RESP_NAK_ACC;
 	sroce_mr_put(mr);
-	res = sroce_resp_res_alloc(qp);
-	if (!res)
+	if (!sroce_resp_res_next(qp))
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	smp_mb();
 	atomic64_inc(&qp->sdev->stats.flushes);
-	return sroce_resp_empty_read(qp, res, pkt, out);
+	return sroce_resp_empty_read(qp, pkt, out);
 }
 
 /*
@@ -569,9 +709,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 		       SROCE_OPF_ATOMIC_WRITE | SROCE_OPF_FLUSH))) {
 		/* Re-ACK what we have, where the requester asks for an ACK. */
 		if (pkt->ackreq)
-			sroce_resp_ack(qp, out,
-				       sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
-				       sroce_resp_ack_syndrome());
+			sroce_resp_answer(qp, out,
+					  sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+					  sroce_resp_ack_syndrome(), false);
 		return;
 	}
 	for (i = 0; i < rs->res_n; i++) {
@@ -582,19 +722,25 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 							   res->npsn)) >= 0)
 			continue;
 		if (res->atomic) {
-			sroce_resp_atomic_ack(qp, out, res);
-		} else if (!sroce_resp_reads_left(qp)) {
+			/*
+			 * Executed: every answer before it is out, so its
+			 * own can go again at once. Not yet: it will go out
+			 * in its turn.
+			 */
+			if (res->executed)
+				sroce_resp_atomic_ack(qp, out, res);
+		} else if (!sroce_resp_busy(qp)) {
 			/*
 			 * Re-send from the PSN asked for; a duplicate that
-			 * comes while responses are still going out is left
+			 * comes while answers are still going out is left
 			 * to the requester's next retry. The allocation ring
 			 * is not touched: later resources stay replayable.
 			 */
 			res->sent = sroce_psn_diff(pkt->psn, res->first_psn) *
 				    mtu;
 			rs->replay = res;
-			sroce_resp_build_reads(qp, out, SROCE_READ_BURST);
-			if (sroce_resp_reads_left(qp))
+			sroce_resp_build(qp, out, SROCE_READ_BURST);
+			if (sroce_resp_busy(qp))
 				sroce_qp_kick(qp);
 		}
 		return;
@@ -635,16 +781,18 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 	return SROCE_RESP_NAK_INV;
 }
 
-/* A fatal responder error: NAK it (RC) and stop the QP (IBA 9.9.3). */
+/*
+ * A fatal responder error: NAK it (RC) and stop the QP (IBA 9.9.3), once
+ * the answers of the requests before it are out.
+ */
 static void sroce_resp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			   enum sroce_nak_code code, struct sk_buff_head *out)
 {
 	atomic64_inc(&qp->sdev->stats.err_naks_sent);
-	sroce_resp_ack(qp, out, pkt->psn, sroce_aeth_nak(code));
 	if (qp->resp.have_wqe && code != SROCE_NAK_PSN_SEQ_ERR &&
 	    qp->resp.in_send)
 		sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
-	sroce_qp_fatal(qp);
+	sroce_resp_answer(qp, out, pkt->psn, sroce_aeth_nak(code), true);
 }
 
 static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
@@ -656,6 +804,11 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 	enum sroce_resp_result r;
 	s32 d = sroce_psn_diff(pkt->psn, rs->epsn);
 
+	/* Failing behind answers still to go out: nothing more is taken. */
+	if (rs->ans_fatal) {
+		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+		return;
+	}
 	if (d && rc) {
 		if (d < 0) {
 			sroce_resp_duplicate(qp, pkt, out);
@@ -663,8 +816,9 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 			/* One NAK per gap, not one per packet (C9-114). */
 			rs->nak_sent = true;
 			atomic64_inc(&qp->sdev->stats.seq_naks_sent);
-			sroce_resp_ack(qp, out, rs->epsn,
-				       sroce_aeth_nak(SROCE_NAK_PSN_SEQ_ERR));
+			sroce_resp_answer(qp, out, rs->epsn,
+					  sroce_aeth_nak(SROCE_NAK_PSN_SEQ_ERR),
+					  false);
 		}
 		return;
 	}
@@ -692,16 +846,16 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		if (pkt->info->flags & SROCE_OPF_LAST)
 			rs->msn = sroce_psn_add(rs->msn, 1);
 		if (rc && pkt->ackreq)
-			sroce_resp_ack(qp, out, pkt->psn,
-				       sroce_resp_ack_syndrome());
+			sroce_resp_answer(qp, out, pkt->psn,
+					  sroce_resp_ack_syndrome(), false);
 		break;
 	case SROCE_RESP_ANSWERED:
 		rs->nak_sent = false;
 		break;
 	case SROCE_RESP_RNR:
 		atomic64_inc(&qp->sdev->stats.rnr_naks_sent);
-		sroce_resp_ack(qp, out, pkt->psn,
-			       sroce_aeth_rnr_nak(qp->min_rnr_timer));
+		sroce_resp_answer(qp, out, pkt->psn,
+				  sroce_aeth_rnr_nak(qp->min_rnr_timer), false);
 		break;
 	case SROCE_RESP_NAK_INV:
 		sroce_resp_nak(qp, pkt, SROCE_NAK_INVALID_REQ, out);
@@ -786,11 +940,60 @@ static bool sroce_resp_state_ok(struct sroce_qp *qp)
 	       s == IB_QPS_SQE;
 }
 
+/*
+ * Transmission in the order of building (resp_lock held). Answers are
+ * built under resp_lock and sent after it is dropped, from softirq (a
+ * request) and from the work item (READ responses), so two contexts could
+ * overtake each other between the two: an ACK built just after the last
+ * READ responses could leave before them. Everything built goes through
+ * qp->resp.txq instead, and one context at a time empties it. Appends
+ * @out to the queue; true when this context is now the one to send, with
+ * the queue moved to @out.
+ */
+static bool sroce_resp_tx_claim(struct sroce_qp *qp, struct sk_buff_head *out)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	skb_queue_splice_tail_init(out, &rs->txq);
+	if (rs->tx_busy || skb_queue_empty(&rs->txq))
+		return false;
+	rs->tx_busy = true;
+	skb_queue_splice_init(&rs->txq, out);
+	return true;
+}
+
+/*
+ * Send @list, then whatever was queued meanwhile, for a few rounds; then
+ * let go of the queue (the work item takes over what is left).
+ */
+static void sroce_resp_tx_drain(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	struct sroce_resp *rs = &qp->resp;
+	unsigned int rounds = 0;
+	bool left;
+
+	for (;;) {
+		sroce_qp_xmit_list(qp, list);
+		spin_lock_bh(&qp->resp_lock);
+		if (skb_queue_empty(&rs->txq) ||
+		    ++rounds >= SROCE_RESP_TX_ROUNDS)
+			break;
+		skb_queue_splice_init(&rs->txq, list);
+		spin_unlock_bh(&qp->resp_lock);
+	}
+	rs->tx_busy = false;
+	left = !skb_queue_empty(&rs->txq);
+	spin_unlock_bh(&qp->resp_lock);
+	if (left)
+		sroce_qp_kick(qp);
+}
+
 /* A request packet; softirq context. */
 void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt)
 {
 	struct sk_buff_head out;
+	bool send;
 
 	__skb_queue_head_init(&out);
 	spin_lock(&qp->resp_lock);
@@ -802,23 +1005,30 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 	} else {
 		sroce_resp_rc_uc(qp, skb, pkt, &out);
 	}
+	send = sroce_resp_tx_claim(qp, &out);
 	spin_unlock(&qp->resp_lock);
-	sroce_qp_xmit_list(qp, &out);
+	if (send)
+		sroce_resp_tx_drain(qp, &out);
 }
 
-/* Continue READ responses from the work item; process context. */
+/*
+ * From the work item (process context): continue READ responses, and send
+ * what is queued, also in the error state (a NAK).
+ */
 void sroce_resp_run(struct sroce_qp *qp)
 {
 	struct sk_buff_head out;
-	bool more;
+	bool more, send;
 
 	__skb_queue_head_init(&out);
 	spin_lock_bh(&qp->resp_lock);
 	if (sroce_resp_state_ok(qp))
-		sroce_resp_build_reads(qp, &out, SROCE_READ_BURST);
-	more = sroce_resp_reads_left(qp) && sroce_resp_state_ok(qp);
+		sroce_resp_build(qp, &out, SROCE_READ_BURST);
+	more = sroce_resp_busy(qp) && sroce_resp_state_ok(qp);
+	send = sroce_resp_tx_claim(qp, &out);
 	spin_unlock_bh(&qp->resp_lock);
-	sroce_qp_xmit_list(qp, &out);
+	if (send)
+		sroce_resp_tx_drain(qp, &out);
 	if (more)
 		sroce_qp_kick(qp);
 }
@@ -837,8 +1047,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 	qp->resp.res = res;
 	qp->resp.res_n = qp->max_dest_rd_atomic ? n : 0;
 	qp->resp.res_head = 0;
-	qp->resp.res_pending = 0;
-	qp->resp.replay = NULL;
+	sroce_resp_forget(qp);
 	qp->resp.epsn = qp->rq_psn;
 	qp->resp.msn = 0;
 	qp->resp.in_send = false;
@@ -852,6 +1061,7 @@ int sroce_resp_init(struct sroce_qp *qp)
 
 void sroce_resp_cleanup(struct sroce_qp *qp)
 {
+	__skb_queue_purge(&qp->resp.txq);
 	qp->resp.replay = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
@@ -867,7 +1077,7 @@ static void sroce_resp_flush_srq(struct sroce_qp *qp, struct sroce_cqe *cqe)
 	bool last;
 
 	spin_lock_bh(&qp->resp_lock);
-	qp->resp.res_pending = 0;
+	sroce_resp_forget(qp);
 	if (qp->resp.have_wqe) {
 		cqe->wr_id = qp->resp.rwqe.wr_id;
 		sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, true);
@@ -941,6 +1151,7 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	if (!q->hdr)
 		return;
 	spin_lock_bh(&qp->resp_lock);
+	sroce_resp_forget(qp);
 	end = sroce_ring_load_prod(q->hdr);
 	/* A WQE the responder holds completes, wherever prod moved back to. */
 	held = q->idx + qp->resp.have_wqe;

@@ -4,7 +4,7 @@
  * hosts over libibverbs, with a TCP connection on the side for the
  * exchange of QP numbers, PSNs, GIDs and memory regions. Written for
  * sroce's guest tests (selftests/rc_integrity*.sh, selftests/rc_errors*.sh,
- * selftests/rc_rnr.sh, selftests/rc_vanish.sh)
+ * selftests/rc_rnr.sh, selftests/rc_vanish.sh, selftests/rc_order.sh)
  * and runnable between any two RoCE devices (rxe) for comparison.
  */
 #include "modes.h"
@@ -29,6 +29,8 @@ int main(int argc, char **argv)
 		return integ::run_vanish(opt);
 	case integ::Mode::flush:
 		return integ::run_flush(opt);
+	case integ::Mode::order:
+		return integ::run_order(opt);
 	default:
 		return integ::run_selfcheck();
 	}

@@ -19,6 +19,8 @@ int run_traffic(const Options &opt);
 int run_errors(const Options &opt);
 /* flush: RDMA FLUSH from the client to the server (4: skipped). */
 int run_flush(const Options &opt);
+/* order: responses in request order behind a long READ, each case on fresh QPs. */
+int run_order(const Options &opt);
 /* vanish: the responder's host goes away in the middle of a transfer. */
 int run_vanish(const Options &opt);
 /* selfcheck: the device-free parts, on the host (KTAP). */

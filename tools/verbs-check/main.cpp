@@ -37,6 +37,10 @@ static const char usage_text[] =
     "      keys of other PDs, dead, invalidated or guessed keys fail (loopback)\n"
     "  fuzz DEV [--seed S] [--iters N] [--seconds S] [--verbose]\n"
     "      random verbs calls with partly invalid arguments; results tallied\n"
+    "  msgsize DEV [--gid-index I] [--target TDEV --inject IFACE --peer-ip ADDR\n"
+    "              [--send-bytes N]]\n"
+    "      work requests over max_msg_sz fail locally (loopback); with --target,\n"
+    "      forged requests over it from a veth peer are refused by TDEV\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -129,6 +133,7 @@ int main(int argc, char **argv)
 	    {"cqex", vc::cmd_cqex},
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
+	    {"msgsize", vc::cmd_msgsize},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */

@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce-verbs-check msgsize DEV [--gid-index I]
+ *                   [--target TDEV --inject IFACE --peer-ip ADDR [--send-bytes N]]:
+ * the maximum message size, 2^31 bytes (IBA 9.4.3; the port's max_msg_sz).
+ *
+ * Requester, on DEV (a loopback RC QP pair, fresh for each case): a work
+ * request whose SGE lengths add up to more than max_msg_sz completes with
+ * IBV_WC_LOC_LEN_ERR and sends nothing; the QP goes to ERR, the peer's
+ * receive stays pending and its QP in RTS.
+ *
+ *   requester.send_over_max   SEND, SGEs of max_msg_sz and 1 bytes
+ *   requester.send_wraps_u32  SEND, SGEs of 2^32 - 1 and 2 bytes (1 byte
+ *                             in 32-bit arithmetic)
+ *   requester.write_over_max  RDMA WRITE, SGEs of max_msg_sz and 1 bytes
+ *   requester.read_over_max   RDMA READ into SGEs of max_msg_sz and 1 bytes
+ *
+ * The SGEs are longer than their region on purpose: the length comes first.
+ *
+ * Responder, on TDEV (with --target): requests longer than max_msg_sz
+ * from a peer that does not keep to it, forged with the protocol core and
+ * put on the wire with AF_PACKET on IFACE, the other end of TDEV's veth,
+ * from ADDR (an address on TDEV's subnet that no interface has; its
+ * neighbour entry must point at IFACE). The victim QP of each case is
+ * connected to ADDR; path MTU: TDEV's active MTU.
+ *
+ *   responder.write_at_max    RDMA WRITE FIRST, DMA length max_msg_sz:
+ *                             taken (its bytes land, the QP stays in RTS)
+ *   responder.write_over_max  WRITE FIRST, max_msg_sz + 1 MTU: NAK, the QP
+ *                             in ERR, nothing written
+ *   responder.read_over_max   READ, max_msg_sz + 1 MTU: NAK, QP in ERR
+ *   responder.send_over_max   a SEND of --send-bytes (default max_msg_sz + 2
+ *                             MTUs) into a receive WQE of three SGEs, 2^31 +
+ *                             2^31 + 64 KiB (more than 4 GiB): the receive
+ *                             completes with IBV_WC_LOC_LEN_ERR (the IBA's
+ *                             status for a message too long for the
+ *                             receive), the QP goes to ERR, and the last
+ *                             two packets, whose bytes differ, land
+ *                             nowhere; no packet may have been lost
+ *                             (seq_naks_sent unchanged)
+ *
+ * The regions the SGEs and the WRITEs point into are one 64 MiB memfd
+ * mapped 33 times back to back (2 GiB + 64 MiB of addresses, 64 MiB of
+ * memory), so offset X of the message lands on the same bytes as X + 64
+ * MiB: the bytes at offset max_msg_sz land where the first ones did. The
+ * third SGE is a region of its own. A SEND of 4 GiB + 2 MTUs shows what a
+ * 32-bit receive offset does (--send-bytes 4294975488): without a limit it
+ * would wrap to 0 and put the last two packets over the first ones
+ * instead of into the third SGE.
+ */
+#include "commands.h"
+#include "report.h"
+#include "verbs_util.h"
+
+#include "proto/sroce_hdr.h"
+#include "proto/sroce_icrc.h"
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+namespace vc
+{
+namespace
+{
+
+constexpr uint32_t kChunk = 64u << 20;        /* the memfd behind the big region */
+constexpr unsigned kChunks = 33;              /* 2 GiB + 64 MiB of addresses */
+constexpr uint32_t kSmall = 64 * 1024;        /* the third SGE's region */
+constexpr uint32_t kPeerQpn = 0x0badc;        /* the forged peer's QPN */
+constexpr uint16_t kSport = 0xc0de;           /* its UDP source port */
+constexpr uint8_t kBulk = 0xa5, kTail = 0x5a; /* payload bytes: most, last two */
+constexpr int kQuietMs = 300;
+/* The core caches hw_counters for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
+constexpr int kCounterMs = 50;
+
+/* A memfd of @chunk bytes mapped @n times back to back. */
+class Aliased
+{
+      public:
+	~Aliased()
+	{
+		if (base_ != MAP_FAILED)
+			munmap(base_, size_);
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	bool map(size_t chunk, unsigned n, std::string *why)
+	{
+		size_ = chunk * n;
+		fd_ = memfd_create("sroce-msgsize", 0);
+		if (fd_ < 0 || ftruncate(fd_, off_t(chunk))) {
+			*why = std::string("memfd: ") + std::strerror(errno);
+			return false;
+		}
+		base_ = mmap(nullptr, size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		             -1, 0);
+		if (base_ == MAP_FAILED) {
+			*why = std::string("mmap: ") + std::strerror(errno);
+			return false;
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (mmap(data() + i * chunk, chunk, PROT_READ | PROT_WRITE,
+			         MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED) {
+				*why = std::string("mmap MAP_FIXED: ") + std::strerror(errno);
+				return false;
+			}
+		return true;
+	}
+	uint8_t *data() const { return static_cast<uint8_t *>(base_); }
+	size_t size() const { return size_; }
+
+      private:
+	int fd_ = -1;
+	void *base_ = MAP_FAILED;
+	size_t size_ = 0;
+};
+
+long read_counter(const std::string &dev, const char *name)
+{
+	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
+	long v = -1;
+
+	if (!(f >> v))
+		return -1;
+	return v;
+}
+
+bool read_mac(const std::string &netdev, uint8_t mac[6])
+{
+	std::ifstream f("/sys/class/net/" + netdev + "/address");
+	std::string s;
+	unsigned v[6];
+
+	if (!(f >> s) || std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3],
+	                             &v[4], &v[5]) != 6)
+		return false;
+	for (int i = 0; i < 6; i++)
+		mac[i] = uint8_t(v[i]);
+	return true;
+}
+
+std::string parent_of(const std::string &dev)
+{
+	std::ifstream f("/sys/class/infiniband/" + dev + "/parent");
+	std::string s;
+
+	f >> s;
+	return s;
+}
+
+/* Every byte of [p, p + n) is @v. */
+bool all_are(const uint8_t *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/*
+ * Forged RoCEv2 frames: Ethernet, IPv4 (ID 0, DF, TTL 64), UDP from
+ * kSport to 4791 without checksum, the transport headers from the protocol
+ * core, the payload and the ICRC.
+ */
+class Injector
+{
+      public:
+	~Injector()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	bool open(const std::string &iface, const std::string &target_netdev,
+	          const uint8_t src_ip[4], const uint8_t dst_ip[4], std::string *why);
+	/* A frame for @pkt with @len payload bytes of @fill. */
+	std::vector<uint8_t> frame(const sroce_pkt &pkt, uint32_t len, uint8_t fill) const;
+	bool send(const std::vector<uint8_t> &f);
+
+      private:
+	int fd_ = -1;
+	sockaddr_ll to_{};
+	uint8_t src_mac_[6]{}, dst_mac_[6]{};
+	uint8_t src_ip_[4]{}, dst_ip_[4]{};
+};
+
+bool Injector::open(const std::string &iface, const std::string &target_netdev,
+                    const uint8_t src_ip[4], const uint8_t dst_ip[4], std::string *why)
+{
+	const unsigned ifindex = if_nametoindex(iface.c_str());
+
+	if (!ifindex || !read_mac(iface, src_mac_) || !read_mac(target_netdev, dst_mac_)) {
+		*why = "no interface " + iface + " or no MAC address of it or of " + target_netdev;
+		return false;
+	}
+	std::memcpy(src_ip_, src_ip, 4);
+	std::memcpy(dst_ip_, dst_ip, 4);
+	fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	if (fd_ < 0) {
+		*why = std::string("AF_PACKET socket: ") + std::strerror(errno);
+		return false;
+	}
+	to_.sll_family = AF_PACKET;
+	to_.sll_protocol = htons(ETH_P_IP);
+	to_.sll_ifindex = int(ifindex);
+	to_.sll_halen = 6;
+	std::memcpy(to_.sll_addr, dst_mac_, 6);
+	return true;
+}
+
+std::vector<uint8_t> Injector::frame(const sroce_pkt &pkt, uint32_t len, uint8_t fill) const
+{
+	const uint32_t hdr = sroce_opcode_get(pkt.opcode)->hdr_len;
+	const uint32_t pad = (4 - len % 4) % 4;
+	const uint32_t bth_len = hdr + len + pad + SROCE_ICRC_BYTES;
+	const uint32_t ip_len = SROCE_IPV4_HDR_BYTES + SROCE_UDP_HDR_BYTES + bth_len;
+	std::vector<uint8_t> f(ETH_HLEN + ip_len, 0);
+	uint8_t *ip = f.data() + ETH_HLEN;
+	uint8_t *udp = ip + SROCE_IPV4_HDR_BYTES;
+	uint8_t *bth = udp + SROCE_UDP_HDR_BYTES;
+	sroce_pkt p = pkt;
+	uint32_t sum = 0;
+
+	std::copy(dst_mac_, dst_mac_ + 6, f.begin());
+	std::copy(src_mac_, src_mac_ + 6, f.begin() + 6);
+	sroce_put_be16(f.data() + 12, ETH_P_IP);
+	ip[0] = 0x45;
+	sroce_put_be16(ip + 2, uint16_t(ip_len));
+	sroce_put_be16(ip + 6, 0x4000); /* DF */
+	ip[8] = 64;
+	ip[9] = SROCE_IPPROTO_UDP;
+	std::memcpy(ip + 12, src_ip_, 4);
+	std::memcpy(ip + 16, dst_ip_, 4);
+	for (unsigned i = 0; i < SROCE_IPV4_HDR_BYTES; i += 2)
+		sum += sroce_get_be16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sroce_put_be16(ip + 10, uint16_t(~sum));
+	sroce_put_be16(udp, kSport);
+	sroce_put_be16(udp + 2, SROCE_UDP_PORT);
+	sroce_put_be16(udp + 4, uint16_t(SROCE_UDP_HDR_BYTES + bth_len));
+	p.pad = uint8_t(pad);
+	sroce_build(bth, &p);
+	std::memset(bth + hdr, fill, len);
+	sroce_icrc_put(bth + bth_len - SROCE_ICRC_BYTES,
+	               sroce_icrc_calc(ip, SROCE_IPV4_HDR_BYTES, bth_len));
+	return f;
+}
+
+bool Injector::send(const std::vector<uint8_t> &f)
+{
+	for (;;) {
+		if (sendto(fd_, f.data(), f.size(), 0, reinterpret_cast<const sockaddr *>(&to_),
+		           sizeof(to_)) == ssize_t(f.size()))
+			return true;
+		if (errno != ENOBUFS && errno != EAGAIN)
+			return false;
+		sched_yield();
+	}
+}
+
+/*
+ * The frames of a long run of SEND MIDDLE packets differ in their PSN and
+ * ICRC only. The CRC is affine in the bits it covers: the ICRC for any
+ * PSN is the one for PSN 0 with the differences each set PSN bit makes
+ * XORed in, so 25 computations serve every packet.
+ */
+class PsnFrames
+{
+      public:
+	PsnFrames(const Injector &inj, const sroce_pkt &pkt, uint32_t len, uint8_t fill)
+	{
+		sroce_pkt p = pkt;
+
+		p.psn = 0;
+		frame_ = inj.frame(p, len, fill);
+		base_ = icrc_of(frame_);
+		for (unsigned i = 0; i < 24; i++) {
+			p.psn = 1u << i;
+			delta_[i] = icrc_of(inj.frame(p, len, fill)) ^ base_;
+		}
+	}
+	/* The frame for @psn (valid until the next call). */
+	const std::vector<uint8_t> &at(uint32_t psn)
+	{
+		uint8_t *bth = frame_.data() + kBthOff;
+		uint32_t icrc = base_;
+
+		for (unsigned i = 0; i < 24; i++)
+			if (psn & (1u << i))
+				icrc ^= delta_[i];
+		bth[9] = uint8_t(psn >> 16);
+		bth[10] = uint8_t(psn >> 8);
+		bth[11] = uint8_t(psn);
+		sroce_icrc_put(frame_.data() + frame_.size() - SROCE_ICRC_BYTES, icrc);
+		return frame_;
+	}
+
+      private:
+	static constexpr size_t kBthOff = ETH_HLEN + SROCE_IPV4_HDR_BYTES + SROCE_UDP_HDR_BYTES;
+
+	static uint32_t icrc_of(const std::vector<uint8_t> &f)
+	{
+		return sroce_icrc_get(f.data() + f.size() - SROCE_ICRC_BYTES);
+	}
+
+	std::vector<uint8_t> frame_;
+	uint32_t base_ = 0;
+	uint32_t delta_[24]{};
+};
+
+struct Target {
+	std::string dev, iface, netdev;
+	uint8_t ip[4]{}, peer_ip[4]{};
+	uint64_t send_bytes = 0;
+};
+
+class MsgSizeRun
+{
+      public:
+	MsgSizeRun(ibv_context *ctx, const GidChoice &gid) : ctx_(ctx), gid_(gid), r_("msgsize") {}
+	void requester();
+	void responder(const Target &t);
+	int finish() { return r_.finish(); }
+
+      private:
+	struct Case {
+		const char *name;
+		ibv_wr_opcode opcode;
+		uint32_t len0, len1;
+	};
+	void requester_case(const Case &c, ibv_pd *pd, ibv_mr *mr, uint8_t *buf);
+
+	/* Responder side. */
+	QpPtr victim(uint32_t max_recv_sge, std::string *why);
+	void expect_nak(const char *name, ibv_qp *qp, long naks_before, const char *what);
+	void write_case(const char *name, uint64_t dma_len, bool taken);
+	void read_case(const char *name, uint64_t dma_len);
+	void send_case(const char *name, uint64_t bytes);
+
+	ibv_context *ctx_;
+	GidChoice gid_;
+	Report r_;
+	uint32_t max_msg_ = 0;
+
+	/* The target device and the forged peer. */
+	Target t_;
+	ContextPtr tctx_;
+	PdPtr tpd_;
+	CqPtr tcq_;
+	GidChoice tgid_, peer_gid_;
+	uint32_t mtu_ = 0;
+	Aliased big_;
+	std::unique_ptr<Mapping> small_;
+	MrPtr big_mr_, small_mr_;
+	Injector inj_;
+};
+
+void MsgSizeRun::requester_case(const Case &c, ibv_pd *pd, ibv_mr *mr, uint8_t *buf)
+{
+	const std::string name = std::string("requester.") + c.name;
+	CqPtr scq(ibv_create_cq(ctx_, 8, nullptr, nullptr, 0));
+	CqPtr rcq(ibv_create_cq(ctx_, 8, nullptr, nullptr, 0));
+	ibv_qp_init_attr ia{};
+	const char *stage = "";
+	ibv_recv_wr rwr{}, *bad_r = nullptr;
+	ibv_send_wr wr{}, *bad = nullptr;
+	ibv_sge rsge{}, sge[2]{};
+	ibv_wc wc{};
+	int err;
+
+	if (!scq || !rcq) {
+		r_.fail(name, "ibv_create_cq: %s", errno_name(null_errno()).c_str());
+		return;
+	}
+	ia.send_cq = scq.get();
+	ia.recv_cq = rcq.get();
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 2;
+	ia.cap.max_recv_sge = 1;
+	QpPtr a(ibv_create_qp(pd, &ia)), b(ibv_create_qp(pd, &ia));
+
+	if (!a || !b) {
+		r_.fail(name, "ibv_create_qp: %s", errno_name(null_errno()).c_str());
+		return;
+	}
+	const unsigned access =
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	err = connect_rc(a.get(), gid_, b->qp_num, access, &stage);
+	if (!err)
+		err = connect_rc(b.get(), gid_, a->qp_num, access, &stage);
+	if (err) {
+		r_.fail(name, "connecting the pair: %s failed: %s", stage, errno_name(err).c_str());
+		return;
+	}
+	std::memset(buf, 0, 8192);
+	rsge = {uintptr_t(buf), 4096, mr->lkey};
+	rwr.wr_id = 2;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	if (ibv_post_recv(b.get(), &rwr, &bad_r)) {
+		r_.fail(name, "ibv_post_recv failed");
+		return;
+	}
+	std::memset(buf + 4096, 0x77, 4096);
+	sge[0] = {uintptr_t(buf + 4096), c.len0, mr->lkey};
+	sge[1] = {uintptr_t(buf + 4096), c.len1, mr->lkey};
+	wr.wr_id = 1;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	wr.opcode = c.opcode;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = uintptr_t(buf);
+	wr.wr.rdma.rkey = mr->rkey;
+	err = ibv_post_send(a.get(), &wr, &bad);
+	if (err) {
+		r_.fail(name, "ibv_post_send: %s, want 0 and an error completion",
+		        errno_name(err).c_str());
+		return;
+	}
+	if (poll_cq_for(scq.get(), &wc, 1, 5000) != 1) {
+		r_.fail(name, "no completion within 5 s, want IBV_WC_LOC_LEN_ERR");
+		return;
+	}
+	const int state = wait_qp_state(a.get(), IBV_QPS_ERR, 1000);
+	ibv_wc peer{};
+	const int peer_got = poll_cq_for(rcq.get(), &peer, 1, kQuietMs);
+
+	if (wc.wr_id != 1 || wc.status != IBV_WC_LOC_LEN_ERR)
+		r_.fail(name, "completion wr_id %" PRIu64 " %s, want IBV_WC_LOC_LEN_ERR", wc.wr_id,
+		        ibv_wc_status_str(wc.status));
+	else if (state != IBV_QPS_ERR)
+		r_.fail(name, "the QP is in %s after the error, want ERR", qp_state_name(state));
+	else if (peer_got != 0)
+		r_.fail(name, "the peer's receive completed (%s): something was sent",
+		        ibv_wc_status_str(peer.status));
+	else if (wait_qp_state(b.get(), IBV_QPS_RTS, 0) != IBV_QPS_RTS || !all_are(buf, 4096, 0))
+		r_.fail(name, "the peer QP left RTS or its memory changed");
+	else
+		r_.pass(name,
+		        "SGEs of %" PRIu32 " + %" PRIu32 " bytes: IBV_WC_LOC_LEN_ERR, QP in ERR, "
+		        "nothing sent",
+		        c.len0, c.len1);
+}
+
+void MsgSizeRun::requester()
+{
+	ibv_port_attr port{};
+
+	if (ibv_query_port(ctx_, 1, &port)) {
+		r_.fail("requester.max_msg_sz", "ibv_query_port failed");
+		return;
+	}
+	max_msg_ = port.max_msg_sz;
+	r_.check(max_msg_ == 1u << 31, "requester.max_msg_sz",
+	         "port max_msg_sz %" PRIu32 ", the IBA's 2^31", max_msg_);
+	PdPtr pd(ibv_alloc_pd(ctx_));
+	Mapping buf(8192, PROT_READ | PROT_WRITE);
+	MrPtr mr(pd && buf.ok() ? ibv_reg_mr(pd.get(), buf.data(), buf.size(),
+	                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	                                         IBV_ACCESS_REMOTE_READ)
+	                        : nullptr);
+
+	if (!mr) {
+		r_.fail("requester.setup", "PD, buffer or MR: %s",
+		        errno_name(null_errno()).c_str());
+		return;
+	}
+	const Case cases[] = {
+	    {"send_over_max", IBV_WR_SEND, max_msg_, 1},
+	    {"send_wraps_u32", IBV_WR_SEND, 0xffffffffu, 2},
+	    {"write_over_max", IBV_WR_RDMA_WRITE, max_msg_, 1},
+	    {"read_over_max", IBV_WR_RDMA_READ, max_msg_, 1},
+	};
+	for (const Case &c : cases)
+		requester_case(c, pd.get(), mr.get(), buf.data());
+}
+
+/* A victim RC QP on the target, connected to the forged peer, in RTS. */
+QpPtr MsgSizeRun::victim(uint32_t max_recv_sge, std::string *why)
+{
+	ibv_qp_init_attr ia{};
+	const unsigned access =
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	QpTransition steps[3] = {to_init(IBV_QPT_RC, access),
+	                         to_rtr(IBV_QPT_RC, peer_gid_, kPeerQpn), to_rts(IBV_QPT_RC)};
+
+	ia.send_cq = tcq_.get();
+	ia.recv_cq = tcq_.get();
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = max_recv_sge;
+	QpPtr qp(ibv_create_qp(tpd_.get(), &ia));
+
+	if (!qp) {
+		*why = "ibv_create_qp: " + errno_name(null_errno());
+		return nullptr;
+	}
+	steps[1].attr.path_mtu = mtu_ >= 4096   ? IBV_MTU_4096
+	                         : mtu_ >= 2048 ? IBV_MTU_2048
+	                                        : IBV_MTU_1024;
+	steps[1].attr.ah_attr.grh.sgid_index = uint8_t(tgid_.index);
+	for (auto &s : steps) {
+		const int err = ibv_modify_qp(qp.get(), &s.attr, s.mask);
+
+		if (err) {
+			*why = "ibv_modify_qp: " + errno_name(err);
+			return nullptr;
+		}
+	}
+	return qp;
+}
+
+void MsgSizeRun::expect_nak(const char *name, ibv_qp *qp, long naks_before, const char *what)
+{
+	const int state = wait_qp_state(qp, IBV_QPS_ERR, 2000);
+	long naks;
+
+	usleep(kCounterMs * 1000);
+	naks = read_counter(t_.dev, "err_naks_sent");
+
+	if (state != IBV_QPS_ERR)
+		r_.fail(name, "%s: the QP is in %s, want ERR (NAK invalid request)", what,
+		        qp_state_name(state));
+	else if (naks_before >= 0 && naks != naks_before + 1)
+		r_.fail(name, "%s: err_naks_sent went from %ld to %ld, want +1", what, naks_before,
+		        naks);
+	else
+		r_.pass(name, "%s: NAKed, the QP in ERR", what);
+}
+
+void MsgSizeRun::write_case(const char *name, uint64_t dma_len, bool taken)
+{
+	std::string why;
+	QpPtr qp = victim(1, &why);
+	sroce_pkt p{};
+
+	if (!qp) {
+		r_.fail(name, "%s", why.c_str());
+		return;
+	}
+	std::memset(big_.data(), 0, mtu_);
+	const long naks = read_counter(t_.dev, "err_naks_sent");
+
+	p.opcode = SROCE_OP_RC_RDMA_WRITE_FIRST;
+	p.pkey = SROCE_DEFAULT_PKEY;
+	p.dqpn = qp->qp_num;
+	p.psn = kRqPsn;
+	p.reth.va = uintptr_t(big_.data());
+	p.reth.rkey = big_mr_->rkey;
+	p.reth.dma_len = uint32_t(dma_len);
+	if (!inj_.send(inj_.frame(p, mtu_, kTail))) {
+		r_.fail(name, "sending the forged WRITE: %s", std::strerror(errno));
+		return;
+	}
+	char what[96];
+
+	std::snprintf(what, sizeof(what), "RDMA WRITE FIRST of a %" PRIu64 "-byte WRITE", dma_len);
+	if (!taken) {
+		expect_nak(name, qp.get(), naks, what);
+		if (!all_are(big_.data(), mtu_, 0))
+			r_.fail(name, "%s: its payload was written", what);
+		return;
+	}
+	usleep(kQuietMs * 1000);
+	const int state = wait_qp_state(qp.get(), IBV_QPS_RTS, 0);
+
+	if (state != IBV_QPS_RTS || !all_are(big_.data(), mtu_, kTail))
+		r_.fail(name, "%s: QP in %s, payload %s; want it taken", what, qp_state_name(state),
+		        all_are(big_.data(), mtu_, kTail) ? "written" : "not written");
+	else
+		r_.pass(name, "%s: taken, its payload written, the QP in RTS", what);
+}
+
+void MsgSizeRun::read_case(const char *name, uint64_t dma_len)
+{
+	std::string why;
+	QpPtr qp = victim(1, &why);
+	sroce_pkt p{};
+
+	if (!qp) {
+		r_.fail(name, "%s", why.c_str());
+		return;
+	}
+	const long naks = read_counter(t_.dev, "err_naks_sent");
+
+	p.opcode = SROCE_OP_RC_RDMA_READ_REQUEST;
+	p.pkey = SROCE_DEFAULT_PKEY;
+	p.dqpn = qp->qp_num;
+	p.psn = kRqPsn;
+	p.reth.va = uintptr_t(big_.data());
+	p.reth.rkey = big_mr_->rkey;
+	p.reth.dma_len = uint32_t(dma_len);
+	if (!inj_.send(inj_.frame(p, 0, 0))) {
+		r_.fail(name, "sending the forged READ: %s", std::strerror(errno));
+		return;
+	}
+	char what[64];
+
+	std::snprintf(what, sizeof(what), "RDMA READ of %" PRIu64 " bytes", dma_len);
+	expect_nak(name, qp.get(), naks, what);
+}
+
+void MsgSizeRun::send_case(const char *name, uint64_t bytes)
+{
+	const uint64_t npkts = (bytes + mtu_ - 1) / mtu_;
+	std::string why;
+	QpPtr qp = victim(3, &why);
+	ibv_sge sge[3] = {{uintptr_t(big_.data()), 1u << 31, big_mr_->lkey},
+	                  {uintptr_t(big_.data()), 1u << 31, big_mr_->lkey},
+	                  {uintptr_t(small_->data()), kSmall, small_mr_->lkey}};
+	ibv_recv_wr rwr{}, *bad = nullptr;
+	sroce_pkt p{};
+	ibv_wc wc{};
+
+	if (!qp) {
+		r_.fail(name, "%s", why.c_str());
+		return;
+	}
+	if (npkts < 4 || bytes % mtu_) {
+		r_.fail(name, "--send-bytes %" PRIu64 ": want a multiple of the MTU, 4 or more",
+		        bytes);
+		return;
+	}
+	std::memset(big_.data(), 0, kChunk);
+	std::memset(small_->data(), 0, kSmall);
+	rwr.wr_id = 7;
+	rwr.sg_list = sge;
+	rwr.num_sge = 3;
+	if (ibv_post_recv(qp.get(), &rwr, &bad)) {
+		r_.fail(name, "ibv_post_recv of 3 SGEs failed");
+		return;
+	}
+	const long naks = read_counter(t_.dev, "err_naks_sent");
+	const long seq = read_counter(t_.dev, "seq_naks_sent");
+	const auto start = std::chrono::steady_clock::now();
+
+	p.pkey = SROCE_DEFAULT_PKEY;
+	p.dqpn = qp->qp_num;
+	p.opcode = SROCE_OP_RC_SEND_MIDDLE;
+	PsnFrames bulk(inj_, p, mtu_, kBulk);
+	bool ok = true;
+
+	/* FIRST, MIDDLEs, then the last two (MIDDLE, LAST) with other bytes. */
+	for (uint64_t i = 0; i < npkts && ok; i++) {
+		const uint32_t psn = (kRqPsn + uint32_t(i)) & SROCE_PSN_MASK;
+
+		p.psn = psn;
+		if (i == 0) {
+			p.opcode = SROCE_OP_RC_SEND_FIRST;
+			ok = inj_.send(inj_.frame(p, mtu_, kBulk));
+		} else if (i + 2 < npkts) {
+			ok = inj_.send(bulk.at(psn));
+		} else {
+			p.opcode = i + 1 == npkts ? SROCE_OP_RC_SEND_LAST : SROCE_OP_RC_SEND_MIDDLE;
+			p.ackreq = i + 1 == npkts;
+			ok = inj_.send(inj_.frame(p, mtu_, kTail));
+		}
+		if (!(i & 255))
+			sched_yield();
+	}
+	const double secs =
+	    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+	r_.info("%s: %" PRIu64 " packets of %u bytes sent in %.1f s", name, npkts, mtu_, secs);
+	if (!ok) {
+		r_.fail(name, "sending the forged SEND: %s", std::strerror(errno));
+		return;
+	}
+	const int got = poll_cq_for(tcq_.get(), &wc, 1, 10000);
+	const int state = wait_qp_state(qp.get(), IBV_QPS_ERR, 2000);
+
+	usleep(kCounterMs * 1000);
+	const long naks_now = read_counter(t_.dev, "err_naks_sent");
+	const long seq_now = read_counter(t_.dev, "seq_naks_sent");
+	const bool small_zero = all_are(small_->data(), kSmall, 0);
+	const bool start_tail = all_are(big_.data(), 2 * mtu_, kTail);
+	char what[96];
+
+	std::snprintf(what, sizeof(what), "SEND of %" PRIu64 " bytes into SGEs of 2^31 + 2^31 + %u",
+	              bytes, kSmall);
+	if (seq >= 0 && seq_now != seq) {
+		r_.fail(name, "%s: the target lost packets (seq_naks_sent %ld -> %ld): no verdict",
+		        what, seq, seq_now);
+		return;
+	}
+	if (got != 1) {
+		r_.fail(name, "%s: the receive did not complete within 10 s", what);
+		return;
+	}
+	if (wc.status != IBV_WC_LOC_LEN_ERR || wc.wr_id != 7) {
+		r_.fail(name,
+		        "%s: the receive completed with %s byte_len %u, want IBV_WC_LOC_LEN_ERR",
+		        what, ibv_wc_status_str(wc.status), wc.byte_len);
+		if (wc.status == IBV_WC_SUCCESS && uint64_t(wc.byte_len) != bytes)
+			r_.fail(name, "%s: byte_len %u: the length modulo 2^32", what, wc.byte_len);
+	} else if (state != IBV_QPS_ERR) {
+		r_.fail(name, "%s: the QP is in %s, want ERR", what, qp_state_name(state));
+	} else if (naks >= 0 && naks_now != naks + 1) {
+		r_.fail(name, "%s: err_naks_sent went from %ld to %ld, want +1", what, naks,
+		        naks_now);
+	} else {
+		r_.pass(name, "%s: IBV_WC_LOC_LEN_ERR, NAKed, the QP in ERR", what);
+	}
+	/* Bytes past max_msg_sz land nowhere: not over the first ones, not in SGE 3. */
+	if (start_tail)
+		r_.fail(name,
+		        "%s: the last packets' bytes (offset %" PRIu64 ") were placed, over the "
+		        "receive's first bytes",
+		        what, bytes - 2 * mtu_);
+	if (!small_zero)
+		r_.fail(name, "%s: bytes were placed in the third SGE", what);
+}
+
+void MsgSizeRun::responder(const Target &t)
+{
+	std::string why;
+	ibv_port_attr port{};
+
+	t_ = t;
+	t_.netdev = parent_of(t.dev);
+	tctx_ = open_device(t.dev.c_str(), &why);
+	if (!tctx_ || !pick_gid(tctx_.get(), -1, &tgid_, &why) || !tgid_.ipv4) {
+		r_.fail("responder.setup", "%s: %s", t.dev.c_str(),
+		        why.empty() ? "no IPv4 RoCEv2 GID" : why.c_str());
+		return;
+	}
+	if (ibv_query_port(tctx_.get(), 1, &port)) {
+		r_.fail("responder.setup", "ibv_query_port failed");
+		return;
+	}
+	mtu_ = uint32_t(mtu_bytes(port.active_mtu));
+	std::memcpy(t_.ip, tgid_.gid.raw + 12, 4);
+	peer_gid_ = tgid_;
+	std::memset(peer_gid_.gid.raw, 0, 10);
+	peer_gid_.gid.raw[10] = 0xff;
+	peer_gid_.gid.raw[11] = 0xff;
+	std::memcpy(peer_gid_.gid.raw + 12, t.peer_ip, 4);
+	tpd_.reset(ibv_alloc_pd(tctx_.get()));
+	tcq_.reset(tpd_ ? ibv_create_cq(tctx_.get(), 16, nullptr, nullptr, 0) : nullptr);
+	if (!tcq_) {
+		r_.fail("responder.setup", "PD or CQ: %s", errno_name(null_errno()).c_str());
+		return;
+	}
+	const unsigned access =
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (!big_.map(kChunk, kChunks, &why)) {
+		r_.fail("responder.setup", "%s", why.c_str());
+		return;
+	}
+	small_ = std::make_unique<Mapping>(kSmall, PROT_READ | PROT_WRITE);
+	big_mr_.reset(ibv_reg_mr(tpd_.get(), big_.data(), big_.size(), int(access)));
+	small_mr_.reset(small_->ok() ? ibv_reg_mr(tpd_.get(), small_->data(), kSmall, int(access))
+	                             : nullptr);
+	if (!big_mr_ || !small_mr_) {
+		r_.fail("responder.setup",
+		        "ibv_reg_mr of %zu bytes (%u MiB of memory mapped %u times): %s",
+		        big_.size(), kChunk >> 20, kChunks, errno_name(null_errno()).c_str());
+		return;
+	}
+	if (!inj_.open(t.iface, t_.netdev, t.peer_ip, t_.ip, &why)) {
+		r_.fail("responder.setup", "%s", why.c_str());
+		return;
+	}
+	r_.info("target %s (%s, path MTU %u), forged peer %u.%u.%u.%u from %s", t.dev.c_str(),
+	        t_.netdev.c_str(), mtu_, t.peer_ip[0], t.peer_ip[1], t.peer_ip[2], t.peer_ip[3],
+	        t.iface.c_str());
+	write_case("responder.write_at_max", max_msg_, true);
+	write_case("responder.write_over_max", uint64_t(max_msg_) + mtu_, false);
+	read_case("responder.read_over_max", uint64_t(max_msg_) + mtu_);
+	send_case("responder.send_over_max",
+	          t.send_bytes ? t.send_bytes : uint64_t(max_msg_) + 2 * mtu_);
+}
+
+} // namespace
+
+int cmd_msgsize(int argc, char **argv)
+{
+	Args args;
+	std::string why;
+	long gid_index;
+	Target t;
+
+	if (!args.parse(argc, argv,
+	                {{"gid-index", true},
+	                 {"target", true},
+	                 {"inject", true},
+	                 {"peer-ip", true},
+	                 {"send-bytes", true}},
+	                &why))
+		return usage_error("msgsize", why);
+	if (args.num_positional() != 1)
+		return usage_error("msgsize", "expects one device name");
+	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
+		return usage_error("msgsize", why);
+	if (args.has("target")) {
+		const char *bytes = args.value("send-bytes", "0");
+		char *end = nullptr;
+
+		t.dev = args.value("target");
+		t.iface = args.value("inject", "");
+		t.send_bytes = std::strtoull(bytes, &end, 0);
+		if (t.iface.empty() || !args.has("peer-ip") ||
+		    inet_pton(AF_INET, args.value("peer-ip"), t.peer_ip) != 1)
+			return usage_error("msgsize",
+			                   "--target needs --inject IFACE and --peer-ip IPV4");
+		if (*end || t.send_bytes > (8ull << 30))
+			return usage_error("msgsize", "--send-bytes: a number up to 8 GiB");
+	}
+	ContextPtr ctx = open_device(args.positional(0), &why);
+	GidChoice gid;
+	if (!ctx || !pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
+		Report r("msgsize");
+		r.fail("open", "%s", why.c_str());
+		return r.finish();
+	}
+	MsgSizeRun run(ctx.get(), gid);
+
+	run.requester();
+	if (!t.dev.empty())
+		run.responder(t);
+	return run.finish();
+}
+
+} /* namespace vc */
