@@ -41,6 +41,9 @@ static const char usage_text[] =
     "              [--send-bytes N]]\n"
     "      work requests over max_msg_sz fail locally (loopback); with --target,\n"
     "      forged requests over it from a veth peer are refused by TDEV\n"
+    "  stress DEV [--seconds S] [--churn N] [--gid-index I] [--until-removed]\n"
+    "      threads create and destroy objects, verify traffic and race window\n"
+    "      binds against deregistration, all at once (loopback)\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -134,6 +137,7 @@ int main(int argc, char **argv)
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},
+	    {"stress", vc::cmd_stress},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
