@@ -477,6 +477,12 @@ void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 	int ret;
 
 	__skb_queue_head_init(&run);
+	/*
+	 * The doorbell and the work item send too, in process context: the
+	 * dst cache is per CPU and shared with the ACK softirq, so its users
+	 * must keep bottom halves off (dst_cache.h).
+	 */
+	local_bh_disable();
 	while ((skb = __skb_dequeue(list))) {
 		memcpy(&xa, skb->cb, sizeof(xa));
 		__skb_queue_tail(&run, skb);
@@ -490,6 +496,7 @@ void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 		else
 			atomic64_add(n, &sdev->stats.tx_packets);
 	}
+	local_bh_enable();
 }
 
 /* ------------------------------------------------------------------------
