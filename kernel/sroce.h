@@ -288,8 +288,29 @@ struct sroce_mr {
 	u32 npages;
 	u32 page_shift;		/* SROCE_MR_FAST: of the registered pages */
 	u32 first_off;		/* SROCE_MR_FAST: offset of iova in pages[0] */
-	atomic_t num_mw;	/* memory windows bound to it */
+	atomic_t num_mw;	/* windows bound to it, or SROCE_MR_MW_CLOSED */
 };
+
+/*
+ * A region's window count is closed (SROCE_MR_MW_CLOSED) while it is
+ * deregistered, or while its access or state changes: the swap from 0 is
+ * one atomic step, and a bind counts its window with
+ * atomic_inc_unless_negative(), so a bind racing the deregistration either
+ * is counted first (the deregistration then fails with -EBUSY) or finds
+ * the count closed and fails. Checking the count and then unpublishing the
+ * region would leave a window bound to freed memory.
+ */
+#define SROCE_MR_MW_CLOSED	INT_MIN
+
+static inline bool sroce_mr_close_mw(struct sroce_mr *mr)
+{
+	return atomic_cmpxchg(&mr->num_mw, 0, SROCE_MR_MW_CLOSED) == 0;
+}
+
+static inline void sroce_mr_reopen_mw(struct sroce_mr *mr)
+{
+	atomic_set(&mr->num_mw, 0);
+}
 
 /* Key table entries that are memory windows carry this xarray tag. */
 #define SROCE_KEY_TAG_MW	1

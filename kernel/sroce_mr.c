@@ -157,8 +157,9 @@ int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 	if (!mr)
 		return -EINVAL;
 	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == qp->ibqp.pd &&
-	    READ_ONCE(mr->key) == key && !atomic_read(&mr->num_mw)) {
+	    READ_ONCE(mr->key) == key && sroce_mr_close_mw(mr)) {
 		WRITE_ONCE(mr->state, SROCE_MR_FREE);
+		sroce_mr_reopen_mw(mr);
 		err = 0;
 	}
 	sroce_mr_put(mr);
@@ -290,9 +291,11 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & IB_MR_REREG_TRANS)
 		return sroce_reg_user_mr(pd, start, length, iova, access, udata);
-	if (atomic_read(&mr->num_mw))
+	/* No bind may check the old rights while they change. */
+	if (!sroce_mr_close_mw(mr))
 		return ERR_PTR(-EBUSY);
 	WRITE_ONCE(mr->access, access);
+	sroce_mr_reopen_mw(mr);
 	return NULL;
 }
 
@@ -360,8 +363,11 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	/* IBA 10.6.7.2.3: not while windows are bound to it (as rxe). */
-	if (atomic_read(&mr->num_mw))
+	/*
+	 * IBA 10.6.7.2.3: not while windows are bound to it (as rxe); from
+	 * here on no bind can count a window in it.
+	 */
+	if (!sroce_mr_close_mw(mr))
 		return -EBUSY;
 
 	sroce_mr_remove(sdev, mr);

@@ -12,7 +12,8 @@
  * access rights. Type 1 windows may be bound again at any time; a type 2
  * window is bound to the binding QP and must be invalidated (LOCAL_INV or
  * a SEND with Invalidate) before it is bound again. While bound, a window
- * counts in its region's num_mw, and the region cannot be deregistered.
+ * counts in its region's num_mw, and the region cannot be deregistered
+ * (see SROCE_MR_MW_CLOSED for how a bind and a deregistration race).
  *
  * An rkey lookup that finds a window checks it (state, whole key, PD or
  * QP, range, rights) under mw->lock and returns its region referenced.
@@ -153,14 +154,15 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	}
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->state != SROCE_MR_FREE) {
+	if ((mw->ibmw.type == IB_MW_TYPE_2 && mw->state != SROCE_MR_FREE) ||
+	    /* the region is being deregistered (sroce_mr_close_mw()) */
+	    (mr && !atomic_inc_unless_negative(&mr->num_mw))) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;
 	}
 	sroce_mw_unbind(mw);
 	mw->key = new_key;
 	if (mr) {
-		atomic_inc(&mr->num_mw);
 		mw->mr = mr;
 		mw->addr = addr;
 		mw->length = len;
