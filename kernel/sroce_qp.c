@@ -404,12 +404,20 @@ int sroce_qp_data_init(struct sroce_qp *qp)
 	return 0;
 }
 
-/* Stop timers and the work item; the QP is unpublished and in Error. */
+/*
+ * Stop timers and the work item; the QP is unpublished and in Error. A
+ * work item that read the state just before Error was set may arm a timer
+ * after the first stop, and that timer may queue the work again after the
+ * first cancel: the second round catches both. Once Error is visible
+ * nothing arms a timer, so no callback runs after the second stop, and the
+ * second cancel ends whatever the last one queued.
+ */
 void sroce_qp_data_cleanup(struct sroce_qp *qp)
 {
 	sroce_comp_timers_stop(qp);
 	cancel_work_sync(&qp->work);
 	sroce_comp_timers_stop(qp);
+	cancel_work_sync(&qp->work);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_resp_cleanup(qp);
 	kvfree(qp->shadow.slots);
