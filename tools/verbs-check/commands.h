@@ -25,6 +25,7 @@ int cmd_ring(int argc, char **argv);
 int cmd_cqex(int argc, char **argv);
 int cmd_isolation(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
+int cmd_memcg(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

@@ -37,6 +37,9 @@ static const char usage_text[] =
     "      keys of other PDs, dead, invalidated or guessed keys fail (loopback)\n"
     "  fuzz DEV [--seed S] [--iters N] [--seconds S] [--verbose]\n"
     "      random verbs calls with partly invalid arguments; results tallied\n"
+    "  memcg DEV (--expect-enomem-above B | --expect-success-up-to B) [--cgroup DIR]\n"
+    "        [--kinds cq,srq,rq,sq]\n"
+    "      ring memory is charged to the memory cgroup of the process (run in one)\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -129,6 +132,7 @@ int main(int argc, char **argv)
 	    {"cqex", vc::cmd_cqex},
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
+	    {"memcg", vc::cmd_memcg},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
