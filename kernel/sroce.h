@@ -146,10 +146,11 @@ struct sroce_mmap_entry {
 };
 
 /*
- * One ring. The memory is vmalloc_user()ed: for a user queue it is owned by
- * its mmap entry from creation on and freed in sroce_mmap_free() once the
- * last user mapping is gone, so the kernel may drop the queue while user
- * space still has it mapped.
+ * One ring. The memory is vmalloc'ed (charged to the creator's memory
+ * cgroup for a user queue): for a user queue it is owned by its mmap entry
+ * from creation on and freed in sroce_mmap_free() once the last user
+ * mapping is gone, so the kernel may drop the queue while user space still
+ * has it mapped.
  */
 struct sroce_queue {
 	struct sroce_ring_hdr *hdr;

@@ -9,6 +9,7 @@
 #define SROCE_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/mm.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -50,6 +51,21 @@ sroce_compat_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 #define SROCE_DEVICE_FLUSH_GLOBAL	0
 #define SROCE_ACCESS_FLUSH_GLOBAL	0
 #define SROCE_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+/* Since 6.3 a VMA's flags change only through the vm_flags_*() helpers. */
+static inline void sroce_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+#else
+static inline void sroce_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -384,12 +384,14 @@ int sroce_qp_data_init(struct sroce_qp *qp)
 				     qp->sq.stride, 8);
 	/*
 	 * Up to max_qp_wr WQEs of 32 SGEs: charged to the creator's memory
-	 * cgroup, so that an unprivileged user's QPs count against its own
-	 * limit. (The mapped rings come from vmalloc_user(), which has no
-	 * accounting flag.)
+	 * cgroup like the mapped rings (sroce_queue.c), so that an
+	 * unprivileged user's QPs count against its own limit; past that
+	 * limit the creation fails with -ENOMEM rather than calling the
+	 * cgroup's OOM killer (__GFP_RETRY_MAYFAIL).
 	 */
 	qp->shadow.slots = kvcalloc(qp->sq.num_entries, qp->shadow.slot_size,
-				    GFP_KERNEL_ACCOUNT);
+				    GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				    __GFP_NOWARN);
 	if (!qp->shadow.slots)
 		return -ENOMEM;
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);

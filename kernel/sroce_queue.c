@@ -2,15 +2,31 @@
 /*
  * sroce: rings shared with user space (or private to a kernel consumer).
  *
- * A ring is one vmalloc_user() buffer: struct sroce_ring_hdr followed by
- * the entries (include/uapi/rdma/sroce-abi.h). User rings are exposed with
- * an rdma_user_mmap_entry; the entry owns the memory, so a ring outlives
- * the queue that created it for as long as user space keeps it mapped.
+ * A ring is one vmalloc'ed buffer: struct sroce_ring_hdr followed by the
+ * entries (include/uapi/rdma/sroce-abi.h). User rings are exposed with an
+ * rdma_user_mmap_entry; the entry owns the memory, so a ring outlives the
+ * queue that created it for as long as user space keeps it mapped.
+ *
+ * A user ring (up to 2 GiB; 2^20 WQEs of 32 SGEs take 608 MiB) is charged
+ * to the memory cgroup of the task that creates the queue (__GFP_ACCOUNT):
+ * the pages stay charged until sroce_mmap_free() frees them.
+ * __GFP_RETRY_MAYFAIL makes a charge past memory.max, or an allocation the
+ * system could only satisfy by killing something, fail the creation with
+ * -ENOMEM instead of invoking the OOM killer (try_charge_memcg() gives up
+ * without OOM on that flag; kvmalloc() documents it as supported for the
+ * vmalloc path). __GFP_NOWARN: the size is user space's choice, so failing
+ * is no kernel problem worth a stack dump. The rings of kernel consumers
+ * belong to no user process and are not charged.
  */
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
 
 #include "sroce.h"
+#include "sroce_compat.h"
+
+#define SROCE_RING_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN | __GFP_ZERO)
+#define SROCE_RING_GFP_KERNEL	(GFP_KERNEL | __GFP_ZERO)
 
 static struct sroce_mmap_entry *to_smentry(struct rdma_user_mmap_entry *e)
 {
@@ -36,7 +52,13 @@ int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
 	if (!size)
 		return -EINVAL;
 
-	q->hdr = vmalloc_user(size);
+	/*
+	 * Not vmalloc_user(): it takes no gfp flags, so its pages cannot be
+	 * charged. __vmalloc() can, but its area lacks VM_USERMAP, so
+	 * sroce_mmap() maps it page by page instead of remap_vmalloc_range().
+	 */
+	q->hdr = __vmalloc(size, udata ? SROCE_RING_GFP_USER :
+			   SROCE_RING_GFP_KERNEL);
 	if (!q->hdr)
 		return -ENOMEM;
 	q->num_entries = num_entries;
@@ -47,7 +69,7 @@ int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
 	if (!udata)
 		return 0;
 
-	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
 	if (!me) {
 		err = -ENOMEM;
 		goto err_free;
@@ -163,6 +185,32 @@ int sroce_rq_post_kernel(struct sroce_queue *q, u32 max_sge,
 	return err;
 }
 
+/*
+ * Map the whole ring at @vaddr into @vma. remap_vmalloc_range() refuses an
+ * area without VM_USERMAP, and the vmalloc variants exported to modules on
+ * 6.1 and 6.12 that set it (vmalloc_user(), vmalloc_32_user()) take no gfp
+ * flags, so they cannot charge; __vmalloc_node_range(), which takes both,
+ * is not exported. vm_insert_page() of each vmalloc_to_page() is what
+ * remap_vmalloc_range() does itself, and it works alike on 6.1 and 6.12;
+ * vm_map_pages() would need an array of the pages, which __vmalloc() does
+ * not hand out. VM_DONTEXPAND | VM_DONTDUMP as remap_vmalloc_range() sets
+ * them: the mapping cannot be grown by mremap() and stays out of core dumps.
+ */
+static int sroce_map_ring(struct vm_area_struct *vma, void *vaddr)
+{
+	unsigned long uaddr;
+	int err;
+
+	sroce_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
+		err = vm_insert_page(vma, uaddr, vmalloc_to_page(vaddr));
+		if (err)
+			return err;
+		vaddr += PAGE_SIZE;
+	}
+	return 0;
+}
+
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
@@ -177,7 +225,7 @@ int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		err = -EINVAL;
 		goto out;
 	}
-	err = remap_vmalloc_range(vma, me->vaddr, 0);
+	err = sroce_map_ring(vma, me->vaddr);
 out:
 	rdma_user_mmap_entry_put(rentry);
 	return err;

@@ -48,7 +48,7 @@ GUEST_SUITES=(sroce-sroce sroce-rxe rxe-sroce)
 # sroce-sroce" runs (and passes) the whole suite there.
 KERNEL_612=6.12
 TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
-	sroce_ctrl_objects.sh rdma_cm.sh rdma_core_suite.sh"
+	sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh rdma_core_suite.sh"
 TESTS_612_RXE="rc_flush.sh rc_integrity.sh"
 TESTS_CROSS="rc_integrity.sh rc_flush.sh"
 

@@ -44,6 +44,9 @@ static const char usage_text[] =
     "  stress DEV [--seconds S] [--churn N] [--gid-index I] [--until-removed]\n"
     "      threads create and destroy objects, verify traffic and race window\n"
     "      binds against deregistration, all at once (loopback)\n"
+    "  memcg DEV (--expect-enomem-above B | --expect-success-up-to B) [--cgroup DIR]\n"
+    "        [--kinds cq,srq,rq,sq]\n"
+    "      ring memory is charged to the memory cgroup of the process (run in one)\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},
 	    {"stress", vc::cmd_stress},
+	    {"memcg", vc::cmd_memcg},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
