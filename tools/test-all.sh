@@ -14,8 +14,9 @@
 #                   --rxe-rxe; one case per KTAP test line, plus the
 #                   rig's verdict); sroce-sroce runs on the debug kernel
 #                   (KASAN, lockdep, KMEMLEAK, UBSAN...: built in step 2
-#                   by tools/vm/debug-kernel.sh, cached), or with
-#                   --no-debug on the stock 6.1 kernel; then
+#                   by tools/vm/debug-kernel.sh, cached), the tests in
+#                   TESTS_SMP once more there with two vCPUs per guest,
+#                   or with --no-debug on the stock 6.1 kernel; then
 #                   sroce-sroce on 6.12 LTS guests (the tests in
 #                   TESTS_612), sroce-rxe on 6.12 (TESTS_612_RXE: RDMA
 #                   FLUSH, which rxe offers from 6.2 on) and a 6.1 guest
@@ -50,6 +51,10 @@ KERNEL_612=6.12
 TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
 	sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh rdma_core_suite.sh"
 TESTS_612_RXE="rc_flush.sh rc_integrity.sh"
+# Races between CPUs (a window bind against deregistration, ring flag
+# updates) need guests with two vCPUs: these also run on the debug kernel
+# with --smp 2 (sroce-sroce-debug-smp2).
+TESTS_SMP="stress.sh hostile_rings.sh"
 TESTS_CROSS="rc_integrity.sh rc_flush.sh"
 
 guests=1
@@ -64,7 +69,7 @@ while [ $# -gt 0 ]; do
 	--no-debug) debug=0 ;;
 	--rxe-rxe) GUEST_SUITES=(rxe-rxe "${GUEST_SUITES[@]}") ;;
 	--suites) read -ra GUEST_SUITES <<<"${2?}"; shift ;;
-	-h | --help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -341,6 +346,8 @@ if [ "$guests" = 1 ]; then
 		[[ "$s" == *sroce* ]] && need=$module_built
 		if [ "$s" = sroce-sroce ] && [ "$debug" = 1 ]; then
 			guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug "$s"
+			guest_suite "sroce-sroce-debug-smp2" "$moduledbg_built" -k debug --smp 2 \
+				--tests "$TESTS_SMP" "$s"
 		else
 			guest_suite "$s" "$need" "$s"
 		fi
