@@ -481,8 +481,7 @@ bool ErrorCases::make_pair(Case c, Pair *p, std::string *why)
 {
 	ibv_context *ctx = s_.dev.ctx.get();
 	ibv_qp_cap cap{};
-	QpEnd mine;
-	QpParams qpp;
+	QpParams qpp = s_.rc_params();
 	std::vector<RemoteMr> mrs;
 	Rng rng(stream_key(s_.opt.seed, Stream::local, 0x1000 + unsigned(c), s_.client));
 
@@ -495,26 +494,13 @@ bool ErrorCases::make_pair(Case c, Pair *p, std::string *why)
 	p->qp = create_qp(s_.dev, p->scq, p->rcq, IBV_QPT_RC, cap, nullptr, why);
 	if (!p->qp)
 		return false;
-	mine.qpn = p->qp->qp_num;
-	mine.psn = pick_psn(rng);
-	mine.gid = s_.dev.gid;
 	mrs.push_back({full_.addr(), full_mr_->rkey, full_.size()});
 	mrs.push_back({no_write_.addr(), no_write_mr_->rkey, no_write_.size()});
 	mrs.push_back({no_read_.addr(), no_read_mr_->rkey, no_read_.size()});
-	if (!s_.exchange_qp(mine, mrs, &p->theirs, &p->peer_mrs, why))
-		return false;
-	if (p->peer_mrs.size() < 3) {
-		*why = "the peer sent too few memory regions";
-		return false;
-	}
-	qpp.path_mtu = s_.path_mtu;
-	qpp.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-	             (s_.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 	qpp.rnr_retry = rnr_attrs(c).retry;
 	qpp.min_rnr_timer = rnr_attrs(c).timer;
-	qpp.max_rd_atomic = s_.rd_atomic();
-	qpp.max_dest_rd_atomic = s_.dest_rd_atomic();
-	return connect_qp(p->qp.get(), s_.dev, qpp, mine, p->theirs, why);
+	return s_.connect_to_peer(p->qp.get(), pick_psn(rng), mrs, 3, qpp, &p->theirs, &p->peer_mrs,
+	                          why);
 }
 
 bool ErrorCases::post_send(Pair &p, uint64_t wr_id, uint32_t len, uint32_t lkey)

@@ -46,7 +46,6 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -136,16 +135,6 @@ sroce_wr_flush_fn find_flush_fn()
 	auto fn = reinterpret_cast<sroce_wr_flush_fn>(dlsym(h, SROCE_WR_FLUSH_SYMBOL));
 	dlclose(h); /* still loaded by libibverbs */
 	return fn;
-}
-
-long read_counter(const std::string &dev, const char *name)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
 }
 
 class FlushCases
@@ -361,16 +350,7 @@ bool FlushCases::requester_half(unsigned k, Pair &p)
 		log().fail("%s: unexpected completion wr_id %" PRIu64 " %s", tag_.c_str(),
 		           extra.wr_id, wc_status_name(extra.status));
 
-	if (!s_.chan.send(MsgType::done, &why) ||
-	    !s_.chan.recv(MsgType::result, &buf, s_.peer_timeout_ms(), &why))
-		return s_.give_up(tag_ + ": " + why);
-	Reader r(buf);
-	const uint32_t peer_failed = r.u32();
-
-	if (peer_failed)
-		log().fail("%s: the responder found %u problem(s) (see its log)", tag_.c_str(),
-		           peer_failed);
-	return true;
+	return s_.requester_done(tag_);
 }
 
 /* The responder's region: the case's pattern where it wrote, zero elsewhere. */
@@ -444,29 +424,15 @@ bool FlushCases::responder_half(unsigned k, Pair &p)
 			           tag_.c_str(), wc_status_name(wc.status));
 	}
 	std::memset(region_.data(), 0, kRegion);
-	Writer w;
-	w.u32(uint32_t(log().failures() - before));
-	if (!s_.chan.send(MsgType::result, w, &why))
-		return s_.give_up(tag_ + ": " + why);
-	return true;
+	return s_.responder_done(tag_, before);
 }
 
 bool FlushCases::run_case(unsigned k)
 {
-	const uint64_t before = log().failures();
-	std::string why;
-	Pair p;
-
 	tag_ = kFSpecs[k].name;
-	if (!make_pair(k, &p, &why))
-		return s_.give_up(tag_ + ": " + why);
-	if (!(req_ ? requester_half(k, p) : responder_half(k, p)))
-		return false;
-	if (log().failures() != before)
-		failed_++;
-	else
-		log().info("%s: ok", tag_.c_str());
-	return true;
+	return run_case_on_pair<Pair>(
+	    s_, tag_, &failed_, [&](Pair *p, std::string *why) { return make_pair(k, p, why); },
+	    [&](Pair &p) { return req_ ? requester_half(k, p) : responder_half(k, p); });
 }
 
 } // namespace

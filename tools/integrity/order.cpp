@@ -49,7 +49,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -180,16 +179,6 @@ constexpr const char *kQuietCounters[] = {
     "rcvd_rnr_err", "send_rnr_err", "retry_exceeded_err"};
 constexpr unsigned kNumQuiet = sizeof(kQuietCounters) / sizeof(kQuietCounters[0]);
 
-long read_counter(const std::string &dev, const char *name)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
-}
-
 struct Counters {
 	long v[kNumQuiet];
 };
@@ -272,8 +261,7 @@ bool OrderCases::make_pair(unsigned k, Pair *p, std::string *why)
 {
 	ibv_qp_cap want{}, got{};
 	std::vector<RemoteMr> mrs;
-	QpParams qpp;
-	QpEnd mine;
+	QpParams qpp = s_.rc_params();
 	Rng rng(s_.opt.seed ^ (0x0d00 + k) ^ (s_.client ? 1 : 2));
 
 	if (!p->scq.create(s_.dev.ctx.get(), 2 * kMaxOps, why) ||
@@ -286,23 +274,9 @@ bool OrderCases::make_pair(unsigned k, Pair *p, std::string *why)
 	p->qp = create_qp(s_.dev, p->scq, p->rcq, IBV_QPT_RC, want, &got, why);
 	if (!p->qp)
 		return false;
-	mine.qpn = p->qp->qp_num;
-	mine.psn = pick_psn(rng);
-	mine.gid = s_.dev.gid;
 	mrs.push_back({src_.addr(), src_mr_->rkey, src_.size()});
 	mrs.push_back({atom_.addr(), atom_mr_->rkey, atom_.size()});
 	mrs.push_back({write_.addr(), write_mr_->rkey, write_.size()});
-	if (!s_.exchange_qp(mine, mrs, &p->theirs, &p->peer_mrs, why))
-		return false;
-	if (p->peer_mrs.size() < 3) {
-		*why = "the peer sent too few memory regions";
-		return false;
-	}
-	qpp.path_mtu = s_.path_mtu;
-	qpp.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-	             (s_.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
-	qpp.max_rd_atomic = s_.rd_atomic();
-	qpp.max_dest_rd_atomic = s_.dest_rd_atomic();
 	/*
 	 * 4.096 us << 20 = 4.3 s: a TCG guest on a loaded host can stall for
 	 * half a second, and the retransmission the local ACK timeout would
@@ -310,7 +284,8 @@ bool OrderCases::make_pair(unsigned k, Pair *p, std::string *why)
 	 * makes the requester send again at once, whatever the timeout).
 	 */
 	qpp.timeout = 20;
-	return connect_qp(p->qp.get(), s_.dev, qpp, mine, p->theirs, why);
+	return s_.connect_to_peer(p->qp.get(), pick_psn(rng), mrs, 3, qpp, &p->theirs, &p->peer_mrs,
+	                          why);
 }
 
 /* No counter of retransmission (or of its causes) moved since @before. */
@@ -480,16 +455,7 @@ bool OrderCases::requester_half(unsigned k, Pair &p)
 	}
 	check_counters(before);
 
-	if (!s_.chan.send(MsgType::done, &why) ||
-	    !s_.chan.recv(MsgType::result, &buf, s_.peer_timeout_ms(), &why))
-		return s_.give_up(tag_ + ": " + why);
-	Reader r(buf);
-	const uint32_t peer_failed = r.u32();
-
-	if (peer_failed)
-		log().fail("%s: the responder found %u problem(s) (see its log)", tag_.c_str(),
-		           peer_failed);
-	return true;
+	return s_.requester_done(tag_);
 }
 
 bool OrderCases::responder_half(unsigned k, Pair &p)
@@ -587,31 +553,17 @@ bool OrderCases::responder_half(unsigned k, Pair &p)
 		log().fail("%s: the responder's QP left RTS", tag_.c_str());
 	check_counters(before);
 
-	Writer w;
-	w.u32(uint32_t(log().failures() - before_fail));
-	if (!s_.chan.send(MsgType::result, w, &why))
-		return s_.give_up(tag_ + ": " + why);
-	return true;
+	return s_.responder_done(tag_, before_fail);
 }
 
 bool OrderCases::run_case(unsigned k, bool requester)
 {
-	const uint64_t before = log().failures();
-	std::string why;
-	Pair p;
-
 	tag_ = std::string(kOSpecs[k].name) +
 	       (s_.client == requester ? " (client requests)" : " (server requests)");
 	run_++;
-	if (!make_pair(k, &p, &why))
-		return s_.give_up(tag_ + ": " + why);
-	if (!(requester ? requester_half(k, p) : responder_half(k, p)))
-		return false;
-	if (log().failures() != before)
-		failed_++;
-	else
-		log().info("%s: ok", tag_.c_str());
-	return true;
+	return run_case_on_pair<Pair>(
+	    s_, tag_, &failed_, [&](Pair *p, std::string *why) { return make_pair(k, p, why); },
+	    [&](Pair &p) { return requester ? requester_half(k, p) : responder_half(k, p); });
 }
 
 } // namespace

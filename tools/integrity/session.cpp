@@ -208,11 +208,57 @@ bool Session::exchange_qp(const QpEnd &mine, const std::vector<RemoteMr> &mrs, Q
 	return true;
 }
 
+bool Session::connect_to_peer(ibv_qp *qp, uint32_t psn, const std::vector<RemoteMr> &mrs,
+                              size_t min_mrs, const QpParams &qpp, QpEnd *theirs,
+                              std::vector<RemoteMr> *their_mrs, std::string *why)
+{
+	QpEnd mine;
+
+	mine.qpn = qp->qp_num;
+	mine.psn = psn;
+	mine.gid = dev.gid;
+	if (!exchange_qp(mine, mrs, theirs, their_mrs, why))
+		return false;
+	if (their_mrs->size() < min_mrs) {
+		*why = "the peer sent too few memory regions";
+		return false;
+	}
+	return connect_qp(qp, dev, qpp, mine, *theirs, why);
+}
+
 bool Session::give_up(const std::string &why)
 {
 	log().fail("%s", why.c_str());
 	chan.abort(why);
 	return false;
+}
+
+bool Session::requester_done(const std::string &tag)
+{
+	std::vector<uint8_t> buf;
+	std::string why;
+
+	if (!chan.send(MsgType::done, &why) ||
+	    !chan.recv(MsgType::result, &buf, peer_timeout_ms(), &why))
+		return give_up(tag + ": " + why);
+	Reader r(buf);
+	const uint32_t peer_failed = r.u32();
+
+	if (peer_failed)
+		log().fail("%s: the responder found %u problem(s) (see its log)", tag.c_str(),
+		           peer_failed);
+	return true;
+}
+
+bool Session::responder_done(const std::string &tag, uint64_t before)
+{
+	std::string why;
+	Writer w;
+
+	w.u32(uint32_t(log().failures() - before));
+	if (!chan.send(MsgType::result, w, &why))
+		return give_up(tag + ": " + why);
+	return true;
 }
 
 uint8_t Session::rd_atomic() const
@@ -224,6 +270,18 @@ uint8_t Session::rd_atomic() const
 uint8_t Session::dest_rd_atomic() const
 {
 	return uint8_t(std::clamp<uint32_t>(self.max_qp_rd_atom, 1, 16));
+}
+
+QpParams Session::rc_params() const
+{
+	QpParams qpp;
+
+	qpp.path_mtu = path_mtu;
+	qpp.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+	             (atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+	qpp.max_rd_atomic = rd_atomic();
+	qpp.max_dest_rd_atomic = dest_rd_atomic();
+	return qpp;
 }
 
 } // namespace integ

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -323,6 +324,16 @@ int wait_qp_state(ibv_qp *qp, int state, int timeout_ms)
 		got = query_qp_state(qp);
 	}
 	return got;
+}
+
+long read_counter(const std::string &dev, const char *name)
+{
+	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
+	long v = -1;
+
+	if (!(f >> v))
+		return -1;
+	return v;
 }
 
 ibv_mtu mtu_enum(uint32_t bytes)

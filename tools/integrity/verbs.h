@@ -147,6 +147,8 @@ int query_qp_state(ibv_qp *qp);
  * last state read.
  */
 int wait_qp_state(ibv_qp *qp, int state, int timeout_ms);
+/* Device @dev's port 1 counter @name (hw_counters), or -1 when it has none. */
+long read_counter(const std::string &dev, const char *name);
 
 ibv_mtu mtu_enum(uint32_t bytes);
 uint32_t mtu_bytes(ibv_mtu mtu);

@@ -387,15 +387,9 @@ int cmd_memcg(int argc, char **argv)
 	}
 
 	const char *device = args.positional(0);
-	ContextPtr ctx = open_device(device, &why);
-	if (!ctx) {
-		r.fail("open", "%s", why.c_str());
+	ContextPtr ctx;
+	if (!open_and_query(device, r, &ctx, &attr))
 		return r.finish();
-	}
-	if (int ret = ibv_query_device(ctx.get(), &attr)) {
-		r.fail("query_device", "ibv_query_device: %s", errno_name(ret).c_str());
-		return r.finish();
-	}
 	std::ifstream self("/proc/self/cgroup");
 	std::string cg;
 	std::getline(self, cg);

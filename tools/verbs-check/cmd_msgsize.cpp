@@ -351,6 +351,8 @@ class MsgSizeRun
 
 	/* Responder side. */
 	QpPtr victim(uint32_t max_recv_sge, std::string *why);
+	QpPtr forge_reth(const char *name, const char *kind, uint8_t opcode, uint64_t dma_len,
+	                 uint32_t len, uint8_t fill, long *naks);
 	void expect_nak(const char *name, ibv_qp *qp, long naks_before, const char *what);
 	void write_case(const char *name, uint64_t dma_len, bool taken);
 	void read_case(const char *name, uint64_t dma_len);
@@ -551,7 +553,14 @@ void MsgSizeRun::expect_nak(const char *name, ibv_qp *qp, long naks_before, cons
 		r_.pass(name, "%s: NAKed, the QP in ERR", what);
 }
 
-void MsgSizeRun::write_case(const char *name, uint64_t dma_len, bool taken)
+/*
+ * To a fresh victim QP, the forged peer's @opcode packet with a RETH for
+ * the big region and @dma_len, and @len payload bytes of @fill; *naks: the
+ * target's err_naks_sent before it. The QP, or null when the case failed
+ * (@kind names the request: "WRITE", "READ").
+ */
+QpPtr MsgSizeRun::forge_reth(const char *name, const char *kind, uint8_t opcode, uint64_t dma_len,
+                             uint32_t len, uint8_t fill, long *naks)
 {
 	std::string why;
 	QpPtr qp = victim(1, &why);
@@ -559,22 +568,32 @@ void MsgSizeRun::write_case(const char *name, uint64_t dma_len, bool taken)
 
 	if (!qp) {
 		r_.fail(name, "%s", why.c_str());
-		return;
+		return nullptr;
 	}
-	std::memset(big_.data(), 0, mtu_);
-	const long naks = read_counter(t_.dev, "err_naks_sent");
-
-	p.opcode = SROCE_OP_RC_RDMA_WRITE_FIRST;
+	*naks = read_counter(t_.dev, "err_naks_sent");
+	p.opcode = opcode;
 	p.pkey = SROCE_DEFAULT_PKEY;
 	p.dqpn = qp->qp_num;
 	p.psn = kRqPsn;
 	p.reth.va = uintptr_t(big_.data());
 	p.reth.rkey = big_mr_->rkey;
 	p.reth.dma_len = uint32_t(dma_len);
-	if (!inj_.send(inj_.frame(p, mtu_, kTail))) {
-		r_.fail(name, "sending the forged WRITE: %s", std::strerror(errno));
-		return;
+	if (!inj_.send(inj_.frame(p, len, fill))) {
+		r_.fail(name, "sending the forged %s: %s", kind, std::strerror(errno));
+		return nullptr;
 	}
+	return qp;
+}
+
+void MsgSizeRun::write_case(const char *name, uint64_t dma_len, bool taken)
+{
+	long naks;
+
+	std::memset(big_.data(), 0, mtu_);
+	QpPtr qp =
+	    forge_reth(name, "WRITE", SROCE_OP_RC_RDMA_WRITE_FIRST, dma_len, mtu_, kTail, &naks);
+	if (!qp)
+		return;
 	char what[96];
 
 	std::snprintf(what, sizeof(what), "RDMA WRITE FIRST of a %" PRIu64 "-byte WRITE", dma_len);
@@ -596,27 +615,11 @@ void MsgSizeRun::write_case(const char *name, uint64_t dma_len, bool taken)
 
 void MsgSizeRun::read_case(const char *name, uint64_t dma_len)
 {
-	std::string why;
-	QpPtr qp = victim(1, &why);
-	sroce_pkt p{};
+	long naks;
+	QpPtr qp = forge_reth(name, "READ", SROCE_OP_RC_RDMA_READ_REQUEST, dma_len, 0, 0, &naks);
 
-	if (!qp) {
-		r_.fail(name, "%s", why.c_str());
+	if (!qp)
 		return;
-	}
-	const long naks = read_counter(t_.dev, "err_naks_sent");
-
-	p.opcode = SROCE_OP_RC_RDMA_READ_REQUEST;
-	p.pkey = SROCE_DEFAULT_PKEY;
-	p.dqpn = qp->qp_num;
-	p.psn = kRqPsn;
-	p.reth.va = uintptr_t(big_.data());
-	p.reth.rkey = big_mr_->rkey;
-	p.reth.dma_len = uint32_t(dma_len);
-	if (!inj_.send(inj_.frame(p, 0, 0))) {
-		r_.fail(name, "sending the forged READ: %s", std::strerror(errno));
-		return;
-	}
 	char what[64];
 
 	std::snprintf(what, sizeof(what), "RDMA READ of %" PRIu64 " bytes", dma_len);

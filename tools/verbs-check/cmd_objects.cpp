@@ -859,15 +859,9 @@ int cmd_objects(int argc, char **argv)
 		return usage_error("objects", why);
 	const char *device = args.positional(0);
 
-	ContextPtr ctx = open_device(device, &why);
-	if (!ctx) {
-		r.fail("open", "%s", why.c_str());
+	ContextPtr ctx;
+	if (!open_and_query(device, r, &ctx, &attr))
 		return r.finish();
-	}
-	if (int ret = ibv_query_device(ctx.get(), &attr)) {
-		r.fail("query_device", "ibv_query_device: %s", errno_name(ret).c_str());
-		return r.finish();
-	}
 	if (!pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
 		r.fail("gid", "%s", why.c_str());
 		return r.finish();

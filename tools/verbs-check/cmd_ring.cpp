@@ -160,6 +160,14 @@ class Sleeper
 
 	double max_gap_ms() const { return double(max_ns_.load()) / 1e6; }
 	void reset() { max_ns_ = 0; }
+	/* Its longest wait in 300 ms of an idle run, then a fresh start. */
+	double baseline_ms()
+	{
+		usleep(300000);
+		const double gap = max_gap_ms();
+		reset();
+		return gap;
+	}
 	void stop()
 	{
 		if (thread_.joinable()) {
@@ -240,10 +248,14 @@ class RingRun
 	bool connect(ibv_qp *qp, uint32_t dest);
 	bool post_recv(Pair &p, uint64_t wr_id);
 	bool good_send(Pair &p, const std::string &name);
+	sroce_send_wqe *write_send(sroce_ring_hdr *sq, uint32_t idx, uint64_t wr_id);
 	void run_case(const CaseInfo &ci);
 	void expect_fatal(ibv_qp *qp, const std::string &name);
 	void expect_state(ibv_qp *qp, ibv_qp_state want, const std::string &name);
 	void prod_back();
+	QpPtr flush_qp(const std::string &name, ibv_cq *scq, ibv_cq *rcq, uint32_t n,
+	               sroce_ring_hdr **sq, sroce_ring_hdr **rq);
+	bool to_error(const std::string &name, ibv_qp *qp, int64_t *t0, int64_t *t1);
 	void flush_huge();
 	void flush_hostile();
 	void flag_race();
@@ -378,6 +390,23 @@ void RingRun::expect_fatal(ibv_qp *qp, const std::string &name)
 	ibv_ack_async_event(&ev);
 }
 
+/* A signaled SEND of kMsg bytes from buf_ (one SGE), written into slot @idx of @sq. */
+sroce_send_wqe *RingRun::write_send(sroce_ring_hdr *sq, uint32_t idx, uint64_t wr_id)
+{
+	auto *w = static_cast<sroce_send_wqe *>(sroce_ring_entry(sq, idx, sq_entries_, sq_stride_));
+	auto *sge = reinterpret_cast<sroce_sge *>(w->data);
+
+	memset(w, 0, sq_stride_);
+	w->wr_id = wr_id;
+	w->opcode = IBV_WR_SEND;
+	w->flags = SROCE_WQE_SIGNALED;
+	w->num_sge = 1;
+	sge->addr = reinterpret_cast<uintptr_t>(buf_.data());
+	sge->length = kMsg;
+	sge->lkey = mr_->lkey;
+	return w;
+}
+
 void RingRun::run_case(const CaseInfo &ci)
 {
 	const std::string name = ci.name;
@@ -387,18 +416,9 @@ void RingRun::run_case(const CaseInfo &ci)
 		return;
 	sroce_ring_hdr *sq = p.sq;
 	const uint32_t prod = __atomic_load_n(&sq->prod, __ATOMIC_ACQUIRE);
-	auto *w =
-	    static_cast<sroce_send_wqe *>(sroce_ring_entry(sq, prod, sq_entries_, sq_stride_));
+	sroce_send_wqe *w = write_send(sq, prod, 0xbad);
 	auto *sge = reinterpret_cast<sroce_sge *>(w->data);
 
-	memset(w, 0, sq_stride_);
-	w->wr_id = 0xbad;
-	w->opcode = IBV_WR_SEND;
-	w->flags = SROCE_WQE_SIGNALED;
-	w->num_sge = 1;
-	sge->addr = reinterpret_cast<uintptr_t>(buf_.data());
-	sge->length = kMsg;
-	sge->lkey = mr_->lkey;
 	switch (ci.c) {
 	case Case::bad_opcode:
 		w->opcode = 0xff;
@@ -531,20 +551,8 @@ void RingRun::prod_back()
 	              "four SENDs fetched and waiting on RNR (%d completions, cons %+d)", got,
 	              int(cons - start)))
 		return;
-	for (uint32_t i = 4; i < sq_entries_; i++) {
-		auto *w = static_cast<sroce_send_wqe *>(
-		    sroce_ring_entry(sq, start + i, sq_entries_, sq_stride_));
-		auto *s = reinterpret_cast<sroce_sge *>(w->data);
-
-		memset(w, 0, sq_stride_);
-		w->wr_id = kPastProd;
-		w->opcode = IBV_WR_SEND;
-		w->flags = SROCE_WQE_SIGNALED;
-		w->num_sge = 1;
-		s->addr = reinterpret_cast<uintptr_t>(buf_.data());
-		s->length = kMsg;
-		s->lkey = mr_->lkey;
-	}
+	for (uint32_t i = 4; i < sq_entries_; i++)
+		write_send(sq, start + i, kPastProd);
 	__atomic_store_n(&sq->prod, start + 2, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (int err = doorbell(p.sender.get())) {
@@ -586,6 +594,56 @@ void RingRun::prod_back()
 }
 
 /*
+ * An RC QP on @scq and @rcq with rings of @n send and @n receive WQEs (one
+ * SGE each), moved to INIT, and its rings in *sq and *rq. Null, the case
+ * failed, when any of them could not be had.
+ */
+QpPtr RingRun::flush_qp(const std::string &name, ibv_cq *scq, ibv_cq *rcq, uint32_t n,
+                        sroce_ring_hdr **sq, sroce_ring_hdr **rq)
+{
+	ibv_qp_init_attr ia{};
+
+	ia.send_cq = scq;
+	ia.recv_cq = rcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = n;
+	ia.cap.max_recv_wr = n;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	const std::set<Mapping> before = uverbs_mappings();
+	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
+	*sq = qp ? new_ring(before, ring_bytes(n, sroce_send_wqe_stride(1, 0))) : nullptr;
+	*rq = qp ? new_ring(before, ring_bytes(n, sroce_recv_wqe_stride(1))) : nullptr;
+	if (!*sq || !*rq) {
+		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
+		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+		return nullptr;
+	}
+	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
+	if (ibv_modify_qp(qp.get(), &init.attr, init.mask)) {
+		r_.fail(name + ".setup", "INIT: %s", errno_name(errno).c_str());
+		return nullptr;
+	}
+	return qp;
+}
+
+/* @qp to ERR, timed: *t0 before, *t1 after. False, the case failed, on error. */
+bool RingRun::to_error(const std::string &name, ibv_qp *qp, int64_t *t0, int64_t *t1)
+{
+	ibv_qp_attr attr{};
+
+	attr.qp_state = IBV_QPS_ERR;
+	*t0 = now_ns();
+	const int err = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	*t1 = now_ns();
+	if (err) {
+		r_.fail(name + ".error", "to ERR: %s", errno_name(err).c_str());
+		return false;
+	}
+	return true;
+}
+
+/*
  * A send queue and a receive queue of kHugeWr WQEs each, written straight
  * into the rings of a QP in INIT, are flushed by moving it to ERR: every
  * WQE completes with IBV_WC_WR_FLUSH_ERR, in order, exactly once, and a
@@ -601,34 +659,15 @@ void RingRun::flush_huge()
 	const uint32_t rq_stride = sroce_recv_wqe_stride(1);
 	CqPtr scq(ibv_create_cq(ctx_, int(n - 1), nullptr, nullptr, 0));
 	CqPtr rcq(ibv_create_cq(ctx_, int(n - 1), nullptr, nullptr, 0));
-	ibv_qp_init_attr ia{};
-	std::set<Mapping> before;
 
 	if (!scq || !rcq) {
 		r_.fail(name + ".setup", "two CQs of %u: %s", n - 1, errno_name(errno).c_str());
 		return;
 	}
-	ia.send_cq = scq.get();
-	ia.recv_cq = rcq.get();
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = n;
-	ia.cap.max_recv_wr = n;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	before = uverbs_mappings();
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
-	sroce_ring_hdr *sq = qp ? new_ring(before, ring_bytes(n, sq_stride)) : nullptr;
-	sroce_ring_hdr *rq = qp ? new_ring(before, ring_bytes(n, rq_stride)) : nullptr;
-	if (!sq || !rq) {
-		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
-		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+	sroce_ring_hdr *sq, *rq;
+	QpPtr qp = flush_qp(name, scq.get(), rcq.get(), n, &sq, &rq);
+	if (!qp)
 		return;
-	}
-	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
-	if (ibv_modify_qp(qp.get(), &init.attr, init.mask)) {
-		r_.fail(name + ".setup", "INIT: %s", errno_name(errno).c_str());
-		return;
-	}
 	const uint32_t sp = __atomic_load_n(&sq->prod, __ATOMIC_RELAXED);
 	const uint32_t rp = __atomic_load_n(&rq->prod, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < n; i++) {
@@ -647,18 +686,10 @@ void RingRun::flush_huge()
 	__atomic_store_n(&rq->prod, rp + n, __ATOMIC_RELEASE);
 
 	Sleeper sleeper;
-	usleep(300000);
-	const double base_gap = sleeper.max_gap_ms();
-	sleeper.reset();
-	ibv_qp_attr attr{};
-	attr.qp_state = IBV_QPS_ERR;
-	const int64_t t0 = now_ns();
-	const int err = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
-	const int64_t t1 = now_ns();
-	if (err) {
-		r_.fail(name + ".error", "to ERR: %s", errno_name(err).c_str());
+	const double base_gap = sleeper.baseline_ms();
+	int64_t t0, t1;
+	if (!to_error(name, qp.get(), &t0, &t1))
 		return;
-	}
 
 	/* Both CQs in order, until everything came or 120 s passed. */
 	uint32_t got[2] = {0, 0}, bad[2] = {0, 0};
@@ -721,55 +752,26 @@ void RingRun::flush_hostile()
 {
 	const std::string name = "flush_hostile";
 	const uint32_t n = SROCE_RING_MAX_ENTRIES;
-	const uint32_t sq_stride = sroce_send_wqe_stride(1, 0);
-	const uint32_t rq_stride = sroce_recv_wqe_stride(1);
 	CqPtr cq(ibv_create_cq(ctx_, 64, nullptr, nullptr, 0));
-	ibv_qp_init_attr ia{};
-	std::set<Mapping> before;
 
 	if (!cq) {
 		r_.fail(name + ".setup", "ibv_create_cq: %s", errno_name(errno).c_str());
 		return;
 	}
-	ia.send_cq = cq.get();
-	ia.recv_cq = cq.get();
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = n;
-	ia.cap.max_recv_wr = n;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	before = uverbs_mappings();
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
-	sroce_ring_hdr *sq = qp ? new_ring(before, ring_bytes(n, sq_stride)) : nullptr;
-	sroce_ring_hdr *rq = qp ? new_ring(before, ring_bytes(n, rq_stride)) : nullptr;
-	if (!sq || !rq) {
-		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
-		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+	sroce_ring_hdr *sq, *rq;
+	QpPtr qp = flush_qp(name, cq.get(), cq.get(), n, &sq, &rq);
+	if (!qp)
 		return;
-	}
-	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
-	if (ibv_modify_qp(qp.get(), &init.attr, init.mask)) {
-		r_.fail(name + ".setup", "INIT: %s", errno_name(errno).c_str());
-		return;
-	}
 	ibv_recv_wr *rbad = nullptr;
 	Sleeper sleeper;
-	usleep(300000);
-	const double base_gap = sleeper.max_gap_ms();
-	sleeper.reset();
+	const double base_gap = sleeper.baseline_ms();
 	uint32_t sprod = __atomic_load_n(&sq->prod, __ATOMIC_RELAXED) + n;
 	uint32_t rprod = __atomic_load_n(&rq->prod, __ATOMIC_RELAXED) + n;
 	__atomic_store_n(&sq->prod, sprod, __ATOMIC_RELEASE);
 	__atomic_store_n(&rq->prod, rprod, __ATOMIC_RELEASE);
-	ibv_qp_attr attr{};
-	attr.qp_state = IBV_QPS_ERR;
-	const int64_t t0 = now_ns();
-	const int err = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
-	const int64_t t1 = now_ns();
-	if (err) {
-		r_.fail(name + ".error", "to ERR: %s", errno_name(err).c_str());
+	int64_t t0, t1;
+	if (!to_error(name, qp.get(), &t0, &t1))
 		return;
-	}
 	auto drained = [&] {
 		const int64_t end = now_ns() + int64_t(120) * 1000000000;
 

@@ -93,6 +93,22 @@ ContextPtr open_device(const char *name, std::string *why)
 	return ContextPtr(ctx);
 }
 
+bool open_and_query(const char *name, Report &r, ContextPtr *ctx, ibv_device_attr *attr)
+{
+	std::string why;
+
+	*ctx = open_device(name, &why);
+	if (!*ctx) {
+		r.fail("open", "%s", why.c_str());
+		return false;
+	}
+	if (int ret = ibv_query_device(ctx->get(), attr)) {
+		r.fail("query_device", "ibv_query_device: %s", errno_name(ret).c_str());
+		return false;
+	}
+	return true;
+}
+
 static bool gid_is_ipv4_mapped(const ibv_gid &gid)
 {
 	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

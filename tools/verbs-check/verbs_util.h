@@ -18,6 +18,8 @@
 namespace vc
 {
 
+class Report;
+
 void destroy_logged(int ret, const char *what);
 
 /* The running kernel is MAJOR.MINOR or newer (uname's release). */
@@ -106,6 +108,12 @@ int null_errno();
  * list of devices libibverbs sees) into @why.
  */
 ContextPtr open_device(const char *name, std::string *why);
+
+/*
+ * Opens device @name into @ctx and queries its attributes into @attr; a
+ * failure of either is FAIL "open" or "query_device" in @r, and false.
+ */
+bool open_and_query(const char *name, Report &r, ContextPtr *ctx, ibv_device_attr *attr);
 
 struct GidChoice {
 	int index = -1;
