@@ -89,6 +89,20 @@ new_splat() {
 	return 1
 }
 
+# Memory after a test, in MB, from /proc/meminfo (builtins only): a test
+# that leaks kernel memory shows as a step down from one line to the next.
+mem_line() {
+	local k v _ avail="" slab="" vm=""
+	while read -r k v _; do
+		case "$k" in
+		MemAvailable:) avail=$((v / 1024)) ;;
+		Slab:) slab=$((v / 1024)) ;;
+		VmallocUsed:) vm=$((v / 1024)) ;;
+		esac
+	done </proc/meminfo
+	echo "available ${avail:-?} MB, slab ${slab:-?} MB, vmalloc ${vm:-?} MB"
+}
+
 # Per-test time limit: "# timeout: N" in the test script, else settings;
 # scaled by RIG_TIMEOUT_SCALE percent (a debug kernel runs slower).
 test_timeout() {
@@ -214,7 +228,7 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 	sed 's/^/# /' "$RIG_TEST_OUT/$role.log"
-	ktap_diag "$name: $(cat "$sync/$role.time") s"
+	ktap_diag "$name: $(cat "$sync/$role.time") s; memory after: $(mem_line)"
 	if [ -n "$peer" ] && [ "$prc" != 0 ]; then
 		sed 's/^/# /' "$RIG_SHARED/$peer/tests/$name/$peer.log" 2>/dev/null
 	fi

@@ -32,7 +32,9 @@ usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
       --mtu N           link MTU (default: 4200, RoCE active MTU 4096)
       --ip4-a ADDR/LEN  guest a IPv4 (default: 192.168.77.1/24); --ip4-b: .2
       --ip6-a ADDR/LEN  guest a IPv6 (default: fd77::1/64); --ip6-b: fd77::2/64
-  -m, --mem MB          guest memory (default: 1024)
+  -m, --mem MB          guest memory (default: 1024; 2048 on a debug kernel,
+                        whose KASAN shadow, quarantine and KMEMLEAK metadata
+                        take a quarter of 1 GB)
       --smp N           vCPUs per guest (default: 1; races between CPUs, such
                         as hostile_rings' flag_race, need 2 or more)
       --link-buf BYTES  socket buffer of each end of the link (default:
@@ -101,7 +103,7 @@ print_kernel=0
 out=""
 timeout=900
 mtu=4200
-mem=1024
+mem=""
 smp=1
 link_buf=8388608
 grace=20
@@ -154,6 +156,13 @@ fi
 [[ "$mtu" =~ ^[0-9]+$ ]] || die "bad --mtu $mtu"
 [[ "$grace" =~ ^[0-9]+$ ]] || die "bad --grace $grace"
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "bad --smp $smp"
+if [ -z "$mem" ]; then
+	mem=1024
+	if is_variant "$kernel" || { [ -n "$kernel_b" ] && is_variant "$kernel_b"; }; then
+		mem=2048
+	fi
+fi
+[[ "$mem" =~ ^[1-9][0-9]*$ ]] || die "bad --mem $mem"
 [ "$(id -u)" = 0 ] || die "must run as root (the guest shares the host root with root's rights)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tools/setup.sh)"
 case "$repo" in *[[:space:]]*) die "repo path must not contain spaces: $repo" ;; esac
