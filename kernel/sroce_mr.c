@@ -291,7 +291,14 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & IB_MR_REREG_TRANS)
 		return sroce_reg_user_mr(pd, start, length, iova, access, udata);
-	/* No bind may check the old rights while they change. */
+	/*
+	 * Pages pinned without FOLL_WRITE (a read-only mapping: the zero
+	 * page, a file opened read-only) must never become writable by a
+	 * change of rights alone; ib_uverbs does not check it on 6.1.
+	 */
+	if (ib_access_writable(access) && !mr->umem->writable)
+		return ERR_PTR(-EACCES);
+	/* Not while a window is bound, nor while a bind counts one. */
 	if (!sroce_mr_close_mw(mr))
 		return ERR_PTR(-EBUSY);
 	WRITE_ONCE(mr->access, access);

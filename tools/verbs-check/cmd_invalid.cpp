@@ -44,6 +44,7 @@ class InvalidRun
 	void cq_resize_below_used();
 	void busy_destroy();
 	void mr_invalid();
+	void rereg_readonly(Mapping &ro);
 	void rc_reset_transitions();
 	void rc_rtr_rts_attrs();
 	void ud_transitions();
@@ -409,6 +410,7 @@ void InvalidRun::mr_invalid()
 		r_.expect_errno("mr.readonly_no_write",
 		                reg_mr_errno(ro.data(), ro.size(), IBV_ACCESS_REMOTE_READ), 0,
 		                "ibv_reg_mr(read-only mapping, REMOTE_READ) succeeds");
+		rereg_readonly(ro);
 	}
 	r_.expect_errno("mr.kernel_address",
 	                reg_mr_errno(reinterpret_cast<void *>(0xffff888000000000ULL), 4096, 0),
@@ -422,6 +424,42 @@ void InvalidRun::mr_invalid()
 	MrPtr mr(ibv_reg_mr_iova(pd_.get(), aligned + 1, 4096, 0x100000, IBV_ACCESS_LOCAL_WRITE));
 	r_.expect_errno("mr.iova_offset_mismatch", mr ? 0 : null_errno(), EINVAL,
 	                "ibv_reg_mr_iova(addr offset 1, iova offset 0)");
+}
+
+/*
+ * A region pinned read-only (its pages may be the shared zero page or a
+ * file the process may not write) must not become writable by a change
+ * of access alone: the pages were never pinned for writing. ib_uverbs
+ * (6.1) passes the new access through unchecked; the driver must refuse.
+ */
+void InvalidRun::rereg_readonly(Mapping &ro)
+{
+	errno = 0;
+	MrPtr mr(ibv_reg_mr(pd_.get(), ro.data(), ro.size(), IBV_ACCESS_REMOTE_READ));
+
+	if (!r_.check(mr != nullptr, "mr.rereg_readonly_writable.reg",
+	              "ibv_reg_mr(read-only mapping, REMOTE_READ)"))
+		return;
+	for (unsigned access : {unsigned(IBV_ACCESS_LOCAL_WRITE),
+	                        unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)}) {
+		errno = 0;
+		int ret = ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+		                       int(access));
+		std::string what =
+		    "ibv_rereg_mr(CHANGE_ACCESS to " +
+		    std::string(access & IBV_ACCESS_REMOTE_WRITE ? "LOCAL|REMOTE_WRITE"
+		                                                 : "LOCAL_WRITE") +
+		    ") of a region pinned read-only";
+		r_.expect_errno(access & IBV_ACCESS_REMOTE_WRITE ? "mr.rereg_readonly_remote_write"
+		                                                 : "mr.rereg_readonly_local_write",
+		                ret ? (errno ? errno : EIO) : 0, EACCES, what.c_str());
+	}
+	/* Still usable with the rights it was pinned for. */
+	errno = 0;
+	int ret = ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+	                       IBV_ACCESS_REMOTE_READ);
+	r_.expect_errno("mr.rereg_readonly_read", ret ? (errno ? errno : EIO) : 0, 0,
+	                "ibv_rereg_mr(CHANGE_ACCESS to REMOTE_READ) of that region succeeds");
 }
 
 void InvalidRun::refuse(QpPtr &qp, ibv_qp_type type, ibv_qp_state state, const std::string &name,
