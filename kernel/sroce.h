@@ -296,10 +296,13 @@ struct sroce_mr {
  * A region's window count is closed (SROCE_MR_MW_CLOSED) while it is
  * deregistered, or while its access or state changes: the swap from 0 is
  * one atomic step, and a bind counts its window with
- * atomic_inc_unless_negative(), so a bind racing the deregistration either
- * is counted first (the deregistration then fails with -EBUSY) or finds
- * the count closed and fails. Checking the count and then unpublishing the
- * region would leave a window bound to freed memory.
+ * atomic_inc_unless_negative() before it checks the region, so a bind
+ * racing the deregistration (or rereg, or invalidation) either is counted
+ * first (the other verb then fails with -EBUSY or -EINVAL, and the bind
+ * checks the region as it stays) or finds the count closed and fails.
+ * Checking the count and then unpublishing the region would leave a
+ * window bound to freed memory; checking the region before counting would
+ * let a bind use rights a concurrent rereg just took away.
  */
 #define SROCE_MR_MW_CLOSED	INT_MIN
 

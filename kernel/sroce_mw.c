@@ -133,6 +133,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	const u64 addr = w->wr.bind_mw.addr, len = w->wr.bind_mw.length;
 	const int access = w->wr.bind_mw.access;
 	struct sroce_mr *mr = NULL;
+	bool counted = false;
 	struct sroce_mw *mw;
 	unsigned long flags;
 	int err = -EINVAL;
@@ -147,22 +148,30 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 		mr = sroce_mr_get(qp->sdev, w->wr.bind_mw.mr_lkey);
 		if (!mr)
 			goto out;
-		if (mr->ibmr.pd != qp->ibqp.pd || mr->kind == SROCE_MR_DMA ||
-		    !sroce_mw_access_ok(access, mr->access) ||
-		    sroce_mr_check(mr, qp->ibqp.pd, addr, len, 0))
+		/*
+		 * Count the window first, then check the region: while it
+		 * counts, no deregistration, rereg or invalidation can close
+		 * the count and change what was checked (sroce_mr_close_mw()).
+		 * Fails if one is under way.
+		 */
+		counted = atomic_inc_unless_negative(&mr->num_mw);
+		/* The state check (acquire) before the rights it publishes. */
+		if (!counted || mr->ibmr.pd != qp->ibqp.pd ||
+		    mr->kind == SROCE_MR_DMA ||
+		    sroce_mr_check(mr, qp->ibqp.pd, addr, len, 0) ||
+		    !sroce_mw_access_ok(access, READ_ONCE(mr->access)))
 			goto out;
 	}
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if ((mw->ibmw.type == IB_MW_TYPE_2 && mw->state != SROCE_MR_FREE) ||
-	    /* the region is being deregistered (sroce_mr_close_mw()) */
-	    (mr && !atomic_inc_unless_negative(&mr->num_mw))) {
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->state != SROCE_MR_FREE) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;
 	}
 	sroce_mw_unbind(mw);
 	mw->key = new_key;
 	if (mr) {
+		counted = false;	/* the window holds the count now */
 		mw->mr = mr;
 		mw->addr = addr;
 		mw->length = len;
@@ -173,6 +182,8 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	spin_unlock_irqrestore(&mw->lock, flags);
 	err = 0;
 out:
+	if (counted)
+		atomic_dec(&mr->num_mw);
 	if (mr)
 		sroce_mr_put(mr);
 	sroce_mw_put(mw);

@@ -14,13 +14,16 @@
  *                                 RC pair, every byte compared
  *   mw_race (2 threads)           one thread binds a type 1 window to a
  *                                 fresh region while the other deregisters
- *                                 that region, released at the same moment
+ *                                 that region, or takes IBV_ACCESS_MW_BIND
+ *                                 from it (ibv_rereg_mr), released at the
+ *                                 same moment
  *
- * The race has two correct outcomes (IBA 10.6.7.2.3, o10-37): the bind
- * wins and the deregistration fails with EBUSY, or the deregistration wins
- * and the bind completes with IBV_WC_MW_BIND_ERR. Both succeeding leaves a
- * valid window on freed kernel memory: that is a FAIL (and, on the debug
- * kernel, the next bind of the window is a use-after-free KASAN reports).
+ * Each race has two correct outcomes (IBA 10.6.7.2.3, o10-37): the bind
+ * wins and the other verb fails with EBUSY, or the other verb wins and the
+ * bind completes with IBV_WC_MW_BIND_ERR. Both succeeding leaves a valid
+ * window on freed kernel memory (on the debug kernel, the next bind of the
+ * window is a use-after-free KASAN reports) or on a region that no longer
+ * allows windows: that is a FAIL.
  *
  * Prints the number of operations of each kind ("info: ..."). With
  * --until-removed the device may vanish under the threads (rdma link
@@ -75,7 +78,7 @@ struct Shared {
 	std::atomic<uint64_t> bytes{0};
 	std::atomic<uint64_t> races{0};
 	std::atomic<uint64_t> bind_won{0};
-	std::atomic<uint64_t> dereg_won{0};
+	std::atomic<uint64_t> other_won{0};
 
 	bool running() const { return !stop.load(std::memory_order_relaxed) && Clock::now() < end; }
 
@@ -303,12 +306,17 @@ void traffic_thread(Shared &s, unsigned seed)
 
 /* ------------------------------------------------------------------------ */
 
-/* The two threads of the window race meet at a generation counter. */
+/*
+ * The two threads of the window race meet at a generation counter. Odd
+ * generations race the bind against ibv_dereg_mr(), even ones against
+ * ibv_rereg_mr() taking IBV_ACCESS_MW_BIND away.
+ */
 struct RaceGate {
 	std::atomic<uint64_t> go{0};
 	std::atomic<uint64_t> done{0};
 	ibv_mr *mr = nullptr;
-	int dereg_err = 0;
+	bool rereg = false;
+	int other_err = 0; /* errno of the other thread's verb, 0 if it succeeded */
 };
 
 bool wait_for(Shared &s, std::atomic<uint64_t> &word, uint64_t want)
@@ -319,14 +327,23 @@ bool wait_for(Shared &s, std::atomic<uint64_t> &word, uint64_t want)
 	return true;
 }
 
-void dereg_thread(Shared &s, RaceGate &g)
+void other_thread(Shared &s, RaceGate &g)
 {
 	for (uint64_t gen = 1;; gen++) {
 		if (!wait_for(s, g.go, gen))
 			return;
-		int err = ibv_dereg_mr(g.mr);
+		int err;
 
-		g.dereg_err = err;
+		if (g.rereg) {
+			errno = 0;
+			err = ibv_rereg_mr(g.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+			                   kQpAccess);
+			if (err)
+				err = errno ? errno : EIO;
+		} else {
+			err = ibv_dereg_mr(g.mr);
+		}
+		g.other_err = err;
 		g.done.store(gen, std::memory_order_release);
 	}
 }
@@ -345,6 +362,78 @@ int bind(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, void *addr, size_t len)
 	return ibv_bind_mw(qp, mw, &b);
 }
 
+/* The state of one window race, for settle_race(). */
+struct RaceEnds {
+	ibv_pd *pd;
+	RcEnd *a, *b;
+	ibv_mw *mw;
+};
+
+/*
+ * Judge race @gen, whose bind ended with @bound, and clean up for the next
+ * one. Each race has two correct outcomes (IBA 10.6.7.2.3, o10-37): the
+ * bind wins and the other verb fails with EBUSY, or the other verb wins
+ * and the bind completes with IBV_WC_MW_BIND_ERR. Both succeeding leaves a
+ * valid window on a freed region (dereg) or on a region that no longer
+ * allows windows (rereg). Returns false when the thread must stop; sets
+ * *@leak_mw when the window must never be touched again.
+ */
+bool settle_race(Shared &s, RaceGate &g, const RaceEnds &e, uint64_t gen, bool bound, bool *leak_mw)
+{
+	const char *verb = g.rereg ? "ibv_rereg_mr(CHANGE_ACCESS without MW_BIND)" : "ibv_dereg_mr";
+	ibv_wc wc{};
+
+	s.races++;
+	if (bound && !g.other_err) {
+		s.failed("stress.mw_race",
+		         "race " + std::to_string(gen) + ": the bind and " + verb +
+		             " of its region both succeeded (a valid window on a region " +
+		             (g.rereg ? "that no longer allows windows)" : "that was freed)"));
+		*leak_mw = !g.rereg;
+		return false;
+	}
+	if (!bound && g.other_err) {
+		s.failed("stress.mw_race",
+		         verb_error((std::string("the bind failed, and so did ") + verb).c_str(),
+		                    g.other_err));
+		return false;
+	}
+	if (bound) {
+		/* The bind won: the region is busy until the window lets go. */
+		if (g.other_err != EBUSY) {
+			s.failed("stress.mw_race",
+			         verb_error((std::string(verb) +
+			                     " of a region with a bound window (expected EBUSY)")
+			                        .c_str(),
+			                    g.other_err));
+			return false;
+		}
+		s.bind_won++;
+		if (bind(e.a->qp.get(), e.mw, nullptr, nullptr, 0) ||
+		    poll_cq_for(e.a->cq.get(), &wc, 1, kWaitMs) != 1 ||
+		    wc.status != IBV_WC_SUCCESS) {
+			s.failed("stress.mw_race", "unbinding the window failed");
+			return false;
+		}
+	} else {
+		/* The other verb won; the failed bind put the QP in ERR. */
+		s.other_won++;
+		e.a->reset();
+		e.b->reset();
+		if (!make_pair(s, e.pd, e.a, e.b, "stress.mw_race"))
+			return false;
+	}
+	if (g.rereg || bound) {
+		int err = ibv_dereg_mr(g.mr);
+
+		if (err) {
+			s.failed("stress.mw_race", verb_error("ibv_dereg_mr after the race", err));
+			return false;
+		}
+	}
+	return true;
+}
+
 void mw_race_thread(Shared &s)
 {
 	constexpr size_t kLen = 4096;
@@ -361,16 +450,19 @@ void mw_race_thread(Shared &s)
 		s.failed("stress.mw_race", verb_error("ibv_alloc_mw", null_errno()));
 		return;
 	}
-	std::thread other(dereg_thread, std::ref(s), std::ref(g));
+	const RaceEnds ends = {pd.get(), &a, &b, mw.get()};
+	std::thread other(other_thread, std::ref(s), std::ref(g));
 
 	for (uint64_t gen = 1; s.running(); gen++) {
 		ibv_wc wc{};
+		bool leak_mw = false;
 
 		g.mr = ibv_reg_mr(pd.get(), buf.data(), kLen, kAccess);
 		if (!g.mr) {
 			s.failed("stress.mw_race", verb_error("ibv_reg_mr", null_errno()));
 			break;
 		}
+		g.rereg = gen % 2 == 0;
 		g.go.store(gen, std::memory_order_release);
 		int err = bind(a.qp.get(), mw.get(), g.mr, buf.data(), kLen);
 
@@ -387,57 +479,13 @@ void mw_race_thread(Shared &s)
 			                               ibv_wc_status_str(wc.status));
 			break;
 		}
-		bool bound = wc.status == IBV_WC_SUCCESS;
-
 		if (!wait_for(s, g.done, gen))
 			break;
-		s.races++;
-		if (bound && !g.dereg_err) {
-			s.failed(
-			    "stress.mw_race",
-			    "race " + std::to_string(gen) +
-			        ": the bind and the deregistration of its region both succeeded "
-			        "(a valid window on a freed region)");
-			/* The window must not be touched again: leak it. */
-			(void)mw.release();
+		if (!settle_race(s, g, ends, gen, wc.status == IBV_WC_SUCCESS, &leak_mw)) {
+			if (leak_mw)
+				(void)mw.release();
 			break;
 		}
-		if (bound) {
-			/* The bind won: the region is busy until the window lets go. */
-			if (g.dereg_err != EBUSY) {
-				s.failed("stress.mw_race",
-				         verb_error("ibv_dereg_mr of a region with a bound window "
-				                    "(expected EBUSY)",
-				                    g.dereg_err));
-				break;
-			}
-			s.bind_won++;
-			if (bind(a.qp.get(), mw.get(), nullptr, nullptr, 0) ||
-			    poll_cq_for(a.cq.get(), &wc, 1, kWaitMs) != 1 ||
-			    wc.status != IBV_WC_SUCCESS) {
-				s.failed("stress.mw_race", "unbinding the window failed");
-				break;
-			}
-			err = ibv_dereg_mr(g.mr);
-			if (err) {
-				s.failed("stress.mw_race",
-				         verb_error("ibv_dereg_mr after the unbind", err));
-				break;
-			}
-			continue;
-		}
-		if (g.dereg_err) {
-			s.failed("stress.mw_race", verb_error("the bind failed, and so did "
-			                                      "ibv_dereg_mr",
-			                                      g.dereg_err));
-			break;
-		}
-		/* The deregistration won; the failed bind put the QP in ERR. */
-		s.dereg_won++;
-		a.reset();
-		b.reset();
-		if (!make_pair(s, pd.get(), &a, &b, "stress.mw_race"))
-			break;
 	}
 	s.stop = true;
 	other.join();
@@ -513,9 +561,10 @@ int cmd_stress(int argc, char **argv)
 
 	report.info("stress: %ld s, %ld churn threads: %" PRIu64 " objects and %" PRIu64
 	            " RC QPs created and destroyed, %" PRIu64 " bytes written and read back, "
-	            "%" PRIu64 " bind/dereg races (bind won %" PRIu64 ", dereg won %" PRIu64 ")%s",
+	            "%" PRIu64 " bind/dereg and bind/rereg races (bind won %" PRIu64
+	            ", the other verb won %" PRIu64 ")%s",
 	            seconds, churn, s.objects.load(), s.qps.load(), s.bytes.load(), s.races.load(),
-	            s.bind_won.load(), s.dereg_won.load(),
+	            s.bind_won.load(), s.other_won.load(),
 	            s.removed ? "; the device went away" : "");
 	if (!report.failures()) {
 		report.check(s.races > 0 && (s.bytes > 0 || s.removed), "stress.ran",
