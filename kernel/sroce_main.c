@@ -400,8 +400,17 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
-		/* The core frees the device; dealloc_driver drops the netdev. */
-		ib_unregister_device_queued(&sdev->ibdev);
+		/*
+		 * The core frees the device; dealloc_driver drops the netdev.
+		 * The device stays listed until then, so "rdma link delete"
+		 * may already be unregistering it (its refcount gone to zero):
+		 * queueing a second unregistration then trips the core's
+		 * WARN_ON, and the one under way finishes the job anyway.
+		 */
+		if (ib_device_try_get(&sdev->ibdev)) {
+			ib_unregister_device_queued(&sdev->ibdev);
+			ib_device_put(&sdev->ibdev);
+		}
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

@@ -4,7 +4,8 @@
 # A device goes away while a process holds a context on it (PD, MR, CQ with
 # an armed completion channel, RC QP with a posted receive, all rings
 # mapped): by "rdma link delete", by "rmmod sroce" (two devices, both held)
-# and by deleting its netdev. Each removal completes promptly, and each
+# and by deleting its netdev, and by both "rdma link delete" and the
+# netdev's removal at once. Each removal completes promptly, and each
 # holder gets IBV_EVENT_DEVICE_FATAL, touches its dead objects (poll, post,
 # query), destroys them and exits 0, without a crash or a kernel splat.
 # Last, the device is deleted while a process creates and destroys objects
@@ -60,6 +61,28 @@ pid=$CTRL_HOLD_PID
 timed netdev-delete ip link del ctrlr0 || rig_fail "ip link del ctrlr0 failed"
 ctrl_wait_gone sroce1 10 || rig_fail "sroce1 still registered after its netdev went away"
 ctrl_expect_released hold-netdev "$pid"
+
+# 3b. "rdma link delete" and the netdev's removal at once, under a held
+# device (its unregistration then takes a while): both unregister it, and
+# the second must find it going. The core WARNs when a driver queues an
+# unregistration for a device already being unregistered; so it would, too,
+# on NETDEV_UNREGISTER's rebroadcast (every second while the netdev still
+# has users). The delay between the two varies from round to round.
+for i in 1 2 3 4; do
+	ctrl_veth "ctrlq$i" "ctrlp$i"
+	ctrl_link_add sroce2 "ctrlq$i" || rig_fail "race round $i: rdma link add sroce2 failed"
+	ctrl_hold_start "hold-race$i" sroce2 120 --expect-removal
+	pid=$CTRL_HOLD_PID
+	rdma link delete sroce2 2>/dev/null &
+	dpid=$!
+	rig_sleep "0.$((i * 2 - 2))"
+	ip link del "ctrlq$i" || rig_fail "race round $i: ip link del ctrlq$i failed"
+	# Either may have done it: the delete's status is not the point.
+	wait "$dpid" 2>/dev/null
+	ctrl_wait_gone sroce2 10 || rig_fail "race round $i: sroce2 still registered"
+	ctrl_expect_released "hold-race$i" "$pid"
+	rig_log "race round $i: delete and netdev removal $((i * 2 - 2))00 ms apart, device gone"
+done
 
 # 4. rdma link delete in the middle of create/destroy loops: the looping
 # process sees its verbs fail (EIO) and stops on its own, no crash.
