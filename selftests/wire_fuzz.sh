@@ -46,8 +46,11 @@ integ_init
 fuzz_secs=${SROCE_WIREFUZZ_SECONDS:-10}
 pps=${SROCE_WIREFUZZ_PPS:-1500}
 seed=${SROCE_WIREFUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}
-# The fuzzer stops at least 3 s before the traffic (see below).
-traffic_secs=$((fuzz_secs + 8))
+# The fuzzer stops at least $margin s before the traffic (see below): the
+# predicted counts assume a's QPs live until its last packet. Starting the
+# fuzzer (twice) takes seconds of its own on a slow (debug) kernel.
+margin=$(rig_limit 3)
+traffic_secs=$((fuzz_secs + 5 + margin))
 hit=${SROCE_WIREFUZZ_HIT_WINDOW:-0}
 port=18651
 
@@ -93,8 +96,9 @@ if rig_is_a; then
 	rc=0
 	rig_bg_wait "$integ_pid" || rc=$?
 	sed 's/^/    /' "$RIG_TEST_OUT/integrity.log"
-	[ -n "$hold_pid" ] && kill "$hold_pid" 2>/dev/null
+	# The held QP is one of the fuzzer's targets: keep it until b is done.
 	rig_wait fuzzed 60 >/dev/null || rig_fail "the fuzzer did not finish"
+	[ -n "$hold_pid" ] && kill "$hold_pid" 2>/dev/null
 	after=$(counters)
 	fuzz_log=$RIG_TEST_SYNC/b.wirefuzz
 	sed 's/^/    /' "$fuzz_log"
@@ -164,7 +168,7 @@ else
 	integ_pid=$RIG_BG_PID
 	rig_wait qps 60 >/dev/null || rig_fail "a did not list its QPs"
 	# Fuzz while the QPs live: the predicted counts assume they do.
-	left=$((traffic_secs - (EPOCHSECONDS - start) - 3))
+	left=$((traffic_secs - (EPOCHSECONDS - start) - margin))
 	[ "$left" -lt "$fuzz_secs" ] && fuzz_secs=$left
 	[ "$fuzz_secs" -ge 2 ] || rig_fail "the traffic took too long to start"
 	fuzz_args=()

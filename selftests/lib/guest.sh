@@ -88,10 +88,16 @@ rig_metric() {
 
 # --- running commands -------------------------------------------------------
 
+# Time limits given to rig_run, rig_bg and rig_wait are scaled like the
+# test's own: by the runner's RIG_TIMEOUT_SCALE percent (300 on a debug
+# kernel, where everything runs about three times slower).
+# rig_limit SECONDS: such a limit, for other uses.
+rig_limit() { echo $(($1 * ${RIG_TIMEOUT_SCALE:-100} / 100)); }
+
 # rig_run SECONDS CMD...: run CMD with a time limit; its status is returned
 # (124 when it timed out, which is also logged).
 rig_run() {
-	local t=$1 rc
+	local t=$(($1 * ${RIG_TIMEOUT_SCALE:-100} / 100)) rc
 	shift
 	timeout -k 3 "$t" "$@"
 	rc=$?
@@ -102,7 +108,7 @@ rig_run() {
 # rig_bg NAME SECONDS CMD...: start CMD in the background with a time limit,
 # output to $RIG_TEST_OUT/NAME.log; its pid is left in RIG_BG_PID.
 rig_bg() {
-	local name=$1 t=$2
+	local name=$1 t=$(($2 * ${RIG_TIMEOUT_SCALE:-100} / 100))
 	shift 2
 	timeout -k 3 "$t" "$@" >"$RIG_TEST_OUT/$name.log" 2>&1 &
 	# shellcheck disable=SC2034 # for the caller
@@ -131,7 +137,9 @@ rig_signal() {
 # value. Fails (status 1) after SECONDS (default 60) or when the peer's half
 # of the test ended without signalling.
 rig_wait() {
-	local f=$RIG_TEST_SYNC/$RIG_PEER_ROLE.m.$1 end=$((EPOCHSECONDS + ${2:-60}))
+	local f=$RIG_TEST_SYNC/$RIG_PEER_ROLE.m.$1
+	local lim=$((${2:-60} * ${RIG_TIMEOUT_SCALE:-100} / 100))
+	local end=$((EPOCHSECONDS + lim))
 	[ -n "$RIG_PEER_ROLE" ] || { rig_log "rig_wait $1: no peer"; return 1; }
 	until [ -e "$f" ]; do
 		if [ -e "$RIG_TEST_SYNC/$RIG_PEER_ROLE.done" ]; then
@@ -139,7 +147,7 @@ rig_wait() {
 			return 1
 		fi
 		if [ "$EPOCHSECONDS" -ge "$end" ]; then
-			rig_log "timed out after ${2:-60}s waiting for the peer's $1"
+			rig_log "timed out after ${lim}s waiting for the peer's $1"
 			return 1
 		fi
 		rig_sleep 0.2
