@@ -72,7 +72,14 @@ if [ -s "$RIG_TEST_OUT/slab.before" ]; then
 	# VmallocUsed moved 16 kB); the debug kernel's bookkeeping caches to
 	# KMEMLEAK (ctrl_slab_grown).
 	grew=$(ctrl_slab_grown "$RIG_TEST_OUT/slab.before" "$RIG_TEST_OUT/slab.after" "$slab_max")
-	[ -z "$grew" ] || rig_fail "slab caches grew by more than $slab_max objects: $grew"
+	if [ -e /sys/kernel/debug/kmemleak ]; then
+		# The debug kernel: KASAN's quarantine keeps freed objects
+		# counted for a while (maple_node +2559 here without a leak),
+		# and KMEMLEAK's scan after the suite judges leaks exactly.
+		rig_log "KMEMLEAK kernel: slab growth left to its scan${grew:+ (grown: $grew)}"
+	else
+		[ -z "$grew" ] || rig_fail "slab caches grew by more than $slab_max objects: $grew"
+	fi
 else
 	rig_log "/proc/slabinfo not readable: slab comparison skipped"
 fi
