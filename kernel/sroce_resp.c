@@ -292,9 +292,15 @@ void sroce_resp_forget(struct sroce_qp *qp)
  * go out, it is held back and sroce_resp_build() sends it in its turn. A
  * requester takes an ACK or NAK for a later PSN as the end of every
  * earlier READ response, and sends the READ again if they have not all
- * arrived (an implied NAK, IBA 9.7.5.2.6). ACKs are cumulative, so a
- * later answer stands for the one held back, but a NAK held back stays.
- * @fatal: a class C error; the QP fails once the NAK is out.
+ * arrived (an implied NAK, IBA 9.7.5.2.6).
+ *
+ * One answer is held; the newer one takes its place when it is for a
+ * later PSN (ACKs are cumulative, and a NAK acknowledges everything
+ * before its PSN), or for the same PSN and an ACK: the request a held RNR
+ * or sequence NAK named was taken since (the requester sent it again), so
+ * the NAK is stale (sroce_resp_taken()). A NAK for the PSN of a held
+ * answer adds nothing. A class C NAK (@fatal) is never replaced: the QP
+ * fails once it is out, and takes no request meanwhile.
  */
 static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 			      u32 psn, u8 syndrome, bool fatal)
@@ -311,7 +317,7 @@ static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 	if (rs->ans_owed && !fatal) {
 		d = sroce_psn_diff(psn, rs->ans_psn);
 		if (rs->ans_fatal || d < 0 ||
-		    (!d && sroce_aeth_type(rs->ans_syndrome) != SROCE_AETH_ACK))
+		    (!d && sroce_aeth_type(syndrome) != SROCE_AETH_ACK))
 			return;
 	}
 	rs->ans_owed = true;
@@ -319,6 +325,27 @@ static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 	rs->ans_psn = psn;
 	rs->ans_syndrome = syndrome;
 	rs->ans_msn = rs->msn;
+}
+
+/*
+ * epsn has just moved on: if an RNR or sequence NAK held back names a PSN
+ * now taken, the requester sent that request again and it was accepted;
+ * the NAK, sent after the READ responses, would make it send it once more
+ * and spend a retry (rnr_retry or retry_cnt) on a request already done.
+ * What the NAK also said, that every PSN before its own was received,
+ * stays true: it becomes an ACK of the PSN before, with the MSN it
+ * carried. A later answer replaces it as any held ACK.
+ */
+static void sroce_resp_taken(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!rs->ans_owed || rs->ans_fatal ||
+	    sroce_aeth_type(rs->ans_syndrome) == SROCE_AETH_ACK ||
+	    sroce_psn_diff(rs->ans_psn, rs->epsn) >= 0)
+		return;
+	rs->ans_psn = sroce_psn_add(rs->ans_psn, SROCE_PSN_MASK);
+	rs->ans_syndrome = sroce_resp_ack_syndrome();
 }
 
 /* The oldest resource still to answer (res_pending > 0). */
@@ -512,6 +539,7 @@ static enum sroce_resp_result sroce_resp_queue(struct sroce_qp *qp,
 	rs->res_head = (rs->res_head + 1) % rs->res_n;
 	rs->res_pending++;
 	rs->epsn = sroce_psn_add(pkt->psn, res->npsn);
+	sroce_resp_taken(qp);
 	rs->msn = sroce_psn_add(rs->msn, 1);
 	res->msn = rs->msn;
 	sroce_resp_build(qp, out, SROCE_READ_BURST);
@@ -843,6 +871,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 	case SROCE_RESP_OK:
 		rs->nak_sent = false;
 		rs->epsn = sroce_psn_add(pkt->psn, 1);
+		sroce_resp_taken(qp);
 		if (pkt->info->flags & SROCE_OPF_LAST)
 			rs->msn = sroce_psn_add(rs->msn, 1);
 		if (rc && pkt->ackreq)
