@@ -532,6 +532,7 @@ struct sroce_res {
 	bool atomic;		/* CMP_SWAP or FETCH_ADD: an atomic ACK */
 	bool cmp_swap;
 	bool executed;		/* atomic: done, @orig holds the result */
+	bool failed;		/* atomic: executing it failed (NAK in its turn) */
 	u32 first_psn;
 	u32 npsn;
 	u32 msn;		/* the MSN its answers carry */

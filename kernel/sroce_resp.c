@@ -134,6 +134,62 @@ static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
  * RC/UC requests
  */
 
+/* Look up and check an rkey for @len bytes at @va with @access. */
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				      u64 len, int access)
+{
+	if (!(qp->access_flags & access))
+		return NULL;
+	return sroce_rkey_get(qp, rkey, va, len, access);
+}
+
+/*
+ * Execute the atomic of @res, once: with the rkey looked up again, so that
+ * a region deregistered meanwhile is not touched (it fails, and is NAKed
+ * in its turn).
+ */
+static void sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
+{
+	struct sroce_mr *mr;
+	int err = -EACCES;
+
+	if (res->executed)
+		return;
+	mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (mr) {
+		err = sroce_mr_atomic(mr, res->va, res->cmp_swap, res->compare,
+				      res->swap_add, &res->orig);
+		sroce_mr_put(mr);
+	}
+	res->executed = true;
+	res->failed = err != 0;
+}
+
+/*
+ * Execute every accepted CMP_SWAP and FETCH_ADD still waiting for its
+ * turn, oldest first; their ACKs still go out in their turn. A request
+ * whose effect must come after theirs calls it before it acts: a SEND
+ * with Invalidate (an atomic accepted under a key is not undone by a
+ * later invalidation of that key, and once the receive reports the key
+ * invalid nothing may use it), and an ATOMIC WRITE (its store is a
+ * release of every earlier one, IBA A19.4.2). The READs before them then
+ * may read the atomics' results: the IBA lets a later request overtake an
+ * earlier READ unless the requester fences it (IBA 10.8.3.3).
+ */
+static void sroce_resp_atomics_now(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_res *res;
+	u32 i;
+
+	for (i = rs->res_pending; i > 0; i--) {
+		res = &rs->res[(rs->res_head + rs->res_n - i) % rs->res_n];
+		if (res->atomic)
+			sroce_resp_exec_atomic(qp, res);
+	}
+}
+
 static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 					      struct sk_buff *skb,
 					      const struct sroce_pkt *pkt)
@@ -177,7 +233,11 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 		cqe.flags |= SROCE_CQE_F_WITH_IMM;
 		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
 	} else if (flags & SROCE_OPF_IETH) {
-		/* Remote invalidate (IBA 9.4.1.1.5), before the completion. */
+		/*
+		 * Remote invalidate (IBA 9.4.1.1.5), before the completion,
+		 * after the atomics accepted before it.
+		 */
+		sroce_resp_atomics_now(qp);
 		if (sroce_mr_invalidate(qp, pkt->ieth_rkey)) {
 			/* As rdma_rxe: the receive fails with the QP. */
 			sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
@@ -188,15 +248,6 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	}
 	sroce_resp_complete(qp, &cqe, pkt->se);
 	return SROCE_RESP_OK;
-}
-
-/* Look up and check an rkey for @len bytes at @va with @access. */
-static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				      u64 len, int access)
-{
-	if (!(qp->access_flags & access))
-		return NULL;
-	return sroce_rkey_get(qp, rkey, va, len, access);
 }
 
 static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
@@ -440,32 +491,28 @@ static bool sroce_resp_atomic_ack(struct sroce_qp *qp,
 	return true;
 }
 
+/* Is @res still to be answered in its turn (resp_lock held)? */
+static bool sroce_resp_res_pending(const struct sroce_resp *rs,
+				   const struct sroce_res *res)
+{
+	u32 idx = res - rs->res;
+
+	return (rs->res_head + rs->res_n - 1 - idx) % rs->res_n <
+	       rs->res_pending;
+}
+
 /*
- * Execute the atomic of @res in its turn, once, and queue its ACK; false
- * to stop building for now.
+ * Execute the atomic of @res in its turn if it has not been already, and
+ * queue its ACK; false to stop building for now.
  */
 static bool sroce_resp_build_atomic(struct sroce_qp *qp,
 				    struct sk_buff_head *out,
 				    struct sroce_res *res)
 {
-	struct sroce_mr *mr;
-	int err = -EACCES;
-
-	if (!res->executed) {
-		mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
-				   IB_ACCESS_REMOTE_ATOMIC);
-		if (mr) {
-			err = sroce_mr_atomic(mr, res->va, res->cmp_swap,
-					      res->compare, res->swap_add,
-					      &res->orig);
-			sroce_mr_put(mr);
-		}
-		if (err) {
-			sroce_resp_res_failed(qp, out, res->first_psn,
-					      res->msn);
-			return false;
-		}
-		res->executed = true;
+	sroce_resp_exec_atomic(qp, res);
+	if (res->failed) {
+		sroce_resp_res_failed(qp, out, res->first_psn, res->msn);
+		return false;
 	}
 	if (!sroce_resp_atomic_ack(qp, out, res))
 		return false;
@@ -584,8 +631,11 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 /*
  * CMP_SWAP and FETCH_ADD (IBA 9.4.5). The key is checked now, so that a
  * bad request is NAKed at once; the operation itself waits for its turn
- * behind the READs before it, which read the memory as it was before
- * (as every later request sees the atomic's result).
+ * behind the READs before it, which read the memory as it was before,
+ * unless a later request must see its result first
+ * (sroce_resp_atomics_now()). A later SEND or WRITE does not wait for it:
+ * the IBA orders those after an atomic only if the requester fences them
+ * (IBA 10.8.3.3).
  */
 static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 						const struct sroce_pkt *pkt,
@@ -663,6 +713,8 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 		sroce_mr_put(mr);
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	}
+	/* Release: the earlier atomics' results are visible first. */
+	sroce_resp_atomics_now(qp);
 	err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
 	sroce_mr_put(mr);
 	if (err)
@@ -751,11 +803,12 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			continue;
 		if (res->atomic) {
 			/*
-			 * Executed: every answer before it is out, so its
+			 * Answered: every answer before it is out, so its
 			 * own can go again at once. Not yet: it will go out
-			 * in its turn.
+			 * in its turn (sroce_resp_atomics_now() may have
+			 * executed it already).
 			 */
-			if (res->executed)
+			if (!sroce_resp_res_pending(rs, res) && !res->failed)
 				sroce_resp_atomic_ack(qp, out, res);
 		} else if (!sroce_resp_busy(qp)) {
 			/*
