@@ -1141,6 +1141,45 @@ int sroce_resp_init(struct sroce_qp *qp)
 	return 0;
 }
 
+/*
+ * Reset (process context, the engines stopped, the QP in Reset): the
+ * responder starts afresh, and nothing built before may go out after:
+ * the answers still queued are dropped, and a context sending what it
+ * took from the queue before (a packet's softirq on another CPU) is
+ * waited for. In Reset nothing new is built.
+ */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
+	struct sroce_resp *rs = &qp->resp;
+	u32 prod;
+	bool busy;
+
+	spin_lock_bh(&qp->resp_lock);
+	if (q->hdr) {
+		/* The posted receives are dropped without completions. */
+		prod = sroce_ring_load_prod(q->hdr);
+		if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+			prod = q->idx;
+		q->idx = prod;
+		sroce_ring_store_cons(q->hdr, prod);
+	}
+	__skb_queue_purge(&rs->txq);
+	rs->have_wqe = false;
+	rs->last_wqe_sent = false;
+	rs->in_send = false;
+	rs->in_write = false;
+	sroce_resp_forget(qp);
+	busy = rs->tx_busy;
+	spin_unlock_bh(&qp->resp_lock);
+	while (busy) {
+		usleep_range(20, 100);
+		spin_lock_bh(&qp->resp_lock);
+		busy = rs->tx_busy;
+		spin_unlock_bh(&qp->resp_lock);
+	}
+}
+
 void sroce_resp_cleanup(struct sroce_qp *qp)
 {
 	__skb_queue_purge(&qp->resp.txq);
