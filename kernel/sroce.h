@@ -532,6 +532,7 @@ struct sroce_res {
 	bool atomic;		/* CMP_SWAP or FETCH_ADD: an atomic ACK */
 	bool cmp_swap;
 	bool executed;		/* atomic: done, @orig holds the result */
+	bool failed;		/* atomic: executing it failed (NAK in its turn) */
 	u32 first_psn;
 	u32 npsn;
 	u32 msn;		/* the MSN its answers carry */
@@ -715,6 +716,7 @@ void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt);
 void sroce_resp_run(struct sroce_qp *qp);
+void sroce_resp_reset(struct sroce_qp *qp);
 void sroce_resp_cleanup(struct sroce_qp *qp);
 int sroce_resp_init(struct sroce_qp *qp);
 void sroce_resp_flush(struct sroce_qp *qp);

@@ -45,11 +45,24 @@ static bool sroce_comp_outstanding(struct sroce_qp *qp)
 	return qp->sq.idx != qp->req.started_end;
 }
 
+/*
+ * The states in which the completer works and timers may be armed: in
+ * Error and Reset (and before RTS) none is, which is what stopping them
+ * for good relies on (sroce_qp_quiesce()).
+ */
+static bool sroce_comp_live(struct sroce_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
+	       state == IB_QPS_SQE;
+}
+
 static void sroce_comp_rto_arm(struct sroce_qp *qp)
 {
 	u64 ns = sroce_local_ack_timeout_ns(qp->timeout);
 
-	if (!ns || READ_ONCE(qp->state) == IB_QPS_ERR)
+	if (!ns || !sroce_comp_live(qp))
 		return;
 	/* One jiffy more: the timeout is a minimum, never cut short. */
 	mod_timer(&qp->comp.rto, jiffies + nsecs_to_jiffies(ns) + 1);
@@ -420,13 +433,10 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt)
 {
 	u32 flags = pkt->info->flags;
-	enum ib_qp_state state;
 	bool wake;
 
 	spin_lock(&qp->sq_lock);
-	state = READ_ONCE(qp->state);
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
-	    state != IB_QPS_SQE) {
+	if (!sroce_comp_live(qp)) {
 		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
 		goto out;
 	}
@@ -472,7 +482,7 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	bool wake;
 
 	spin_lock_bh(&qp->sq_lock);
-	if (READ_ONCE(qp->state) == IB_QPS_ERR || !sroce_comp_outstanding(qp))
+	if (!sroce_comp_live(qp) || !sroce_comp_outstanding(qp))
 		goto out;
 	atomic64_inc(&qp->sdev->stats.timeouts);
 	if (!qp->comp.retry_left) {
@@ -496,7 +506,7 @@ static void sroce_comp_rnr_fire(struct timer_list *t)
 
 	spin_lock_bh(&qp->sq_lock);
 	qp->comp.rnr_wait = false;
-	if (READ_ONCE(qp->state) != IB_QPS_ERR) {
+	if (sroce_comp_live(qp)) {
 		sroce_comp_rto_arm(qp);
 		qp->req.blocked = true;
 		sroce_comp_unblock(qp);

@@ -406,20 +406,39 @@ int sroce_qp_data_init(struct sroce_qp *qp)
 	return 0;
 }
 
+/* Publish @next to the data path (state_lock: sroce_qp_to_error()). */
+static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state next)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->state, next);
+	if (next == IB_QPS_ERR || next == IB_QPS_RESET)
+		sroce_qp_set_flush_flag(qp, next == IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
 /*
- * Stop timers and the work item; the QP is unpublished and in Error. A
- * work item that read the state just before Error was set may arm a timer
+ * Stop timers and the work item, once the data path sees Error or Reset.
+ * A work item that read the state just before it changed may arm a timer
  * after the first stop, and that timer may queue the work again after the
- * first cancel: the second round catches both. Once Error is visible
- * nothing arms a timer, so no callback runs after the second stop, and the
- * second cancel ends whatever the last one queued.
+ * first cancel: the second round catches both. In Error or Reset nothing
+ * arms a timer (sroce_comp.c), so no callback runs after the second stop,
+ * and the second cancel ends whatever the last one queued. Work queued
+ * later (a packet's answers still to send) finds nothing to build.
  */
-void sroce_qp_data_cleanup(struct sroce_qp *qp)
+static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
 	sroce_comp_timers_stop(qp);
 	cancel_work_sync(&qp->work);
 	sroce_comp_timers_stop(qp);
 	cancel_work_sync(&qp->work);
+}
+
+/* The QP is unpublished and in Error: stop, then free the data-path state. */
+void sroce_qp_data_cleanup(struct sroce_qp *qp)
+{
+	sroce_qp_quiesce(qp);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_resp_cleanup(qp);
 	kvfree(qp->shadow.slots);
@@ -427,14 +446,17 @@ void sroce_qp_data_cleanup(struct sroce_qp *qp)
 
 /*
  * Transition to Reset (IBA 10.3.1.1): queued WRs are discarded without
- * completions and the transport state starts afresh.
+ * completions and the transport state starts afresh. Reset is visible
+ * first, so that no packet or work item builds anything in the old state
+ * once the engines have been stopped; then the state is cleared, with the
+ * answers built and not yet sent (sroce_resp_reset()).
  */
 void sroce_qp_data_reset(struct sroce_qp *qp)
 {
 	u32 prod;
 
-	sroce_comp_timers_stop(qp);
-	cancel_work_sync(&qp->work);
+	sroce_qp_set_state(qp, IB_QPS_RESET);
+	sroce_qp_quiesce(qp);
 	spin_lock_bh(&qp->sq_lock);
 	prod = sroce_ring_load_prod(qp->sq.hdr);
 	if (!sroce_ring_prod_valid(prod, qp->sq.idx, qp->sq.num_entries))
@@ -447,22 +469,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->req.started_end = prod;
 	qp->comp.rnr_wait = false;
 	spin_unlock_bh(&qp->sq_lock);
-
-	spin_lock_bh(&qp->resp_lock);
-	if (qp->rq.hdr) {
-		prod = sroce_ring_load_prod(qp->rq.hdr);
-		if (!sroce_ring_prod_valid(prod, qp->rq.idx,
-					   qp->rq.num_entries))
-			prod = qp->rq.idx;
-		qp->rq.idx = prod;
-		sroce_ring_store_cons(qp->rq.hdr, prod);
-	}
-	qp->resp.have_wqe = false;
-	qp->resp.last_wqe_sent = false;
-	qp->resp.in_send = false;
-	qp->resp.in_write = false;
-	sroce_resp_forget(qp);
-	spin_unlock_bh(&qp->resp_lock);
+	sroce_resp_reset(qp);
 	dst_cache_reset(&qp->dst_cache);
 }
 
@@ -580,7 +587,6 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state cur, next;
-	unsigned long flags;
 	int err;
 
 	if (udata && udata->inlen &&
@@ -630,12 +636,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_unlock_bh(&qp->sq_lock);
 	}
 
-	spin_lock_irqsave(&qp->state_lock, flags);
-	WRITE_ONCE(qp->state, next);
-	if (next == IB_QPS_ERR || next == IB_QPS_RESET)
-		sroce_qp_set_flush_flag(qp, next == IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-
+	sroce_qp_set_state(qp, next);
 	if (cur != next)
 		sroce_dbg(qp->sdev, "qp %u %s -> %s\n", ibqp->qp_num,
 			  sroce_state_str(cur), sroce_state_str(next));

@@ -134,6 +134,62 @@ static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
  * RC/UC requests
  */
 
+/* Look up and check an rkey for @len bytes at @va with @access. */
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				      u64 len, int access)
+{
+	if (!(qp->access_flags & access))
+		return NULL;
+	return sroce_rkey_get(qp, rkey, va, len, access);
+}
+
+/*
+ * Execute the atomic of @res, once: with the rkey looked up again, so that
+ * a region deregistered meanwhile is not touched (it fails, and is NAKed
+ * in its turn).
+ */
+static void sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
+{
+	struct sroce_mr *mr;
+	int err = -EACCES;
+
+	if (res->executed)
+		return;
+	mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (mr) {
+		err = sroce_mr_atomic(mr, res->va, res->cmp_swap, res->compare,
+				      res->swap_add, &res->orig);
+		sroce_mr_put(mr);
+	}
+	res->executed = true;
+	res->failed = err != 0;
+}
+
+/*
+ * Execute every accepted CMP_SWAP and FETCH_ADD still waiting for its
+ * turn, oldest first; their ACKs still go out in their turn. A request
+ * whose effect must come after theirs calls it before it acts: a SEND
+ * with Invalidate (an atomic accepted under a key is not undone by a
+ * later invalidation of that key, and once the receive reports the key
+ * invalid nothing may use it), and an ATOMIC WRITE (its store is a
+ * release of every earlier one, IBA A19.4.2). The READs before them then
+ * may read the atomics' results: the IBA lets a later request overtake an
+ * earlier READ unless the requester fences it (IBA 10.8.3.3).
+ */
+static void sroce_resp_atomics_now(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_res *res;
+	u32 i;
+
+	for (i = rs->res_pending; i > 0; i--) {
+		res = &rs->res[(rs->res_head + rs->res_n - i) % rs->res_n];
+		if (res->atomic)
+			sroce_resp_exec_atomic(qp, res);
+	}
+}
+
 static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 					      struct sk_buff *skb,
 					      const struct sroce_pkt *pkt)
@@ -177,7 +233,11 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 		cqe.flags |= SROCE_CQE_F_WITH_IMM;
 		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));
 	} else if (flags & SROCE_OPF_IETH) {
-		/* Remote invalidate (IBA 9.4.1.1.5), before the completion. */
+		/*
+		 * Remote invalidate (IBA 9.4.1.1.5), before the completion,
+		 * after the atomics accepted before it.
+		 */
+		sroce_resp_atomics_now(qp);
 		if (sroce_mr_invalidate(qp, pkt->ieth_rkey)) {
 			/* As rdma_rxe: the receive fails with the QP. */
 			sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
@@ -188,15 +248,6 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	}
 	sroce_resp_complete(qp, &cqe, pkt->se);
 	return SROCE_RESP_OK;
-}
-
-/* Look up and check an rkey for @len bytes at @va with @access. */
-static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				      u64 len, int access)
-{
-	if (!(qp->access_flags & access))
-		return NULL;
-	return sroce_rkey_get(qp, rkey, va, len, access);
 }
 
 static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
@@ -292,9 +343,15 @@ void sroce_resp_forget(struct sroce_qp *qp)
  * go out, it is held back and sroce_resp_build() sends it in its turn. A
  * requester takes an ACK or NAK for a later PSN as the end of every
  * earlier READ response, and sends the READ again if they have not all
- * arrived (an implied NAK, IBA 9.7.5.2.6). ACKs are cumulative, so a
- * later answer stands for the one held back, but a NAK held back stays.
- * @fatal: a class C error; the QP fails once the NAK is out.
+ * arrived (an implied NAK, IBA 9.7.5.2.6).
+ *
+ * One answer is held; the newer one takes its place when it is for a
+ * later PSN (ACKs are cumulative, and a NAK acknowledges everything
+ * before its PSN), or for the same PSN and an ACK: the request a held RNR
+ * or sequence NAK named was taken since (the requester sent it again), so
+ * the NAK is stale (sroce_resp_taken()). A NAK for the PSN of a held
+ * answer adds nothing. A class C NAK (@fatal) is never replaced: the QP
+ * fails once it is out, and takes no request meanwhile.
  */
 static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 			      u32 psn, u8 syndrome, bool fatal)
@@ -311,7 +368,7 @@ static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 	if (rs->ans_owed && !fatal) {
 		d = sroce_psn_diff(psn, rs->ans_psn);
 		if (rs->ans_fatal || d < 0 ||
-		    (!d && sroce_aeth_type(rs->ans_syndrome) != SROCE_AETH_ACK))
+		    (!d && sroce_aeth_type(syndrome) != SROCE_AETH_ACK))
 			return;
 	}
 	rs->ans_owed = true;
@@ -319,6 +376,27 @@ static void sroce_resp_answer(struct sroce_qp *qp, struct sk_buff_head *out,
 	rs->ans_psn = psn;
 	rs->ans_syndrome = syndrome;
 	rs->ans_msn = rs->msn;
+}
+
+/*
+ * epsn has just moved on: if an RNR or sequence NAK held back names a PSN
+ * now taken, the requester sent that request again and it was accepted;
+ * the NAK, sent after the READ responses, would make it send it once more
+ * and spend a retry (rnr_retry or retry_cnt) on a request already done.
+ * What the NAK also said, that every PSN before its own was received,
+ * stays true: it becomes an ACK of the PSN before, with the MSN it
+ * carried. A later answer replaces it as any held ACK.
+ */
+static void sroce_resp_taken(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!rs->ans_owed || rs->ans_fatal ||
+	    sroce_aeth_type(rs->ans_syndrome) == SROCE_AETH_ACK ||
+	    sroce_psn_diff(rs->ans_psn, rs->epsn) >= 0)
+		return;
+	rs->ans_psn = sroce_psn_add(rs->ans_psn, SROCE_PSN_MASK);
+	rs->ans_syndrome = sroce_resp_ack_syndrome();
 }
 
 /* The oldest resource still to answer (res_pending > 0). */
@@ -413,32 +491,28 @@ static bool sroce_resp_atomic_ack(struct sroce_qp *qp,
 	return true;
 }
 
+/* Is @res still to be answered in its turn (resp_lock held)? */
+static bool sroce_resp_res_pending(const struct sroce_resp *rs,
+				   const struct sroce_res *res)
+{
+	u32 idx = res - rs->res;
+
+	return (rs->res_head + rs->res_n - 1 - idx) % rs->res_n <
+	       rs->res_pending;
+}
+
 /*
- * Execute the atomic of @res in its turn, once, and queue its ACK; false
- * to stop building for now.
+ * Execute the atomic of @res in its turn if it has not been already, and
+ * queue its ACK; false to stop building for now.
  */
 static bool sroce_resp_build_atomic(struct sroce_qp *qp,
 				    struct sk_buff_head *out,
 				    struct sroce_res *res)
 {
-	struct sroce_mr *mr;
-	int err = -EACCES;
-
-	if (!res->executed) {
-		mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
-				   IB_ACCESS_REMOTE_ATOMIC);
-		if (mr) {
-			err = sroce_mr_atomic(mr, res->va, res->cmp_swap,
-					      res->compare, res->swap_add,
-					      &res->orig);
-			sroce_mr_put(mr);
-		}
-		if (err) {
-			sroce_resp_res_failed(qp, out, res->first_psn,
-					      res->msn);
-			return false;
-		}
-		res->executed = true;
+	sroce_resp_exec_atomic(qp, res);
+	if (res->failed) {
+		sroce_resp_res_failed(qp, out, res->first_psn, res->msn);
+		return false;
 	}
 	if (!sroce_resp_atomic_ack(qp, out, res))
 		return false;
@@ -512,6 +586,7 @@ static enum sroce_resp_result sroce_resp_queue(struct sroce_qp *qp,
 	rs->res_head = (rs->res_head + 1) % rs->res_n;
 	rs->res_pending++;
 	rs->epsn = sroce_psn_add(pkt->psn, res->npsn);
+	sroce_resp_taken(qp);
 	rs->msn = sroce_psn_add(rs->msn, 1);
 	res->msn = rs->msn;
 	sroce_resp_build(qp, out, SROCE_READ_BURST);
@@ -556,8 +631,11 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 /*
  * CMP_SWAP and FETCH_ADD (IBA 9.4.5). The key is checked now, so that a
  * bad request is NAKed at once; the operation itself waits for its turn
- * behind the READs before it, which read the memory as it was before
- * (as every later request sees the atomic's result).
+ * behind the READs before it, which read the memory as it was before,
+ * unless a later request must see its result first
+ * (sroce_resp_atomics_now()). A later SEND or WRITE does not wait for it:
+ * the IBA orders those after an atomic only if the requester fences them
+ * (IBA 10.8.3.3).
  */
 static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 						const struct sroce_pkt *pkt,
@@ -635,6 +713,8 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 		sroce_mr_put(mr);
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	}
+	/* Release: the earlier atomics' results are visible first. */
+	sroce_resp_atomics_now(qp);
 	err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
 	sroce_mr_put(mr);
 	if (err)
@@ -723,11 +803,12 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			continue;
 		if (res->atomic) {
 			/*
-			 * Executed: every answer before it is out, so its
+			 * Answered: every answer before it is out, so its
 			 * own can go again at once. Not yet: it will go out
-			 * in its turn.
+			 * in its turn (sroce_resp_atomics_now() may have
+			 * executed it already).
 			 */
-			if (res->executed)
+			if (!sroce_resp_res_pending(rs, res) && !res->failed)
 				sroce_resp_atomic_ack(qp, out, res);
 		} else if (!sroce_resp_busy(qp)) {
 			/*
@@ -843,6 +924,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 	case SROCE_RESP_OK:
 		rs->nak_sent = false;
 		rs->epsn = sroce_psn_add(pkt->psn, 1);
+		sroce_resp_taken(qp);
 		if (pkt->info->flags & SROCE_OPF_LAST)
 			rs->msn = sroce_psn_add(rs->msn, 1);
 		if (rc && pkt->ackreq)
@@ -1057,6 +1139,45 @@ int sroce_resp_init(struct sroce_qp *qp)
 	spin_unlock_bh(&qp->resp_lock);
 	kfree(old);
 	return 0;
+}
+
+/*
+ * Reset (process context, the engines stopped, the QP in Reset): the
+ * responder starts afresh, and nothing built before may go out after:
+ * the answers still queued are dropped, and a context sending what it
+ * took from the queue before (a packet's softirq on another CPU) is
+ * waited for. In Reset nothing new is built.
+ */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
+	struct sroce_resp *rs = &qp->resp;
+	u32 prod;
+	bool busy;
+
+	spin_lock_bh(&qp->resp_lock);
+	if (q->hdr) {
+		/* The posted receives are dropped without completions. */
+		prod = sroce_ring_load_prod(q->hdr);
+		if (!sroce_ring_prod_valid(prod, q->idx, q->num_entries))
+			prod = q->idx;
+		q->idx = prod;
+		sroce_ring_store_cons(q->hdr, prod);
+	}
+	__skb_queue_purge(&rs->txq);
+	rs->have_wqe = false;
+	rs->last_wqe_sent = false;
+	rs->in_send = false;
+	rs->in_write = false;
+	sroce_resp_forget(qp);
+	busy = rs->tx_busy;
+	spin_unlock_bh(&qp->resp_lock);
+	while (busy) {
+		usleep_range(20, 100);
+		spin_lock_bh(&qp->resp_lock);
+		busy = rs->tx_busy;
+		spin_unlock_bh(&qp->resp_lock);
+	}
 }
 
 void sroce_resp_cleanup(struct sroce_qp *qp)

@@ -23,15 +23,8 @@
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
 ctrl_init
-ctrl_veth msgv0 msgv1
-ip link set msgv0 mtu 4200 || rig_fail "msgv0: MTU 4200"
-ip link set msgv1 mtu 4200 || rig_fail "msgv1: MTU 4200"
-ip addr add 10.77.9.1/24 dev msgv0 || rig_fail "ip addr add on msgv0"
-# The forged peer: an address no interface has, reached through msgv1.
-ip neigh replace 10.77.9.2 lladdr "$(cat /sys/class/net/msgv1/address)" dev msgv0 nud permanent ||
-	rig_fail "ip neigh replace 10.77.9.2"
-ctrl_link_add sroce1 msgv0 || rig_fail "rdma link add sroce1 netdev msgv0 failed"
-rig_gid_index sroce1 10.77.9.1 >/dev/null || rig_fail "sroce1: no RoCEv2 GID for 10.77.9.1"
+# The forged peer: 10.77.9.2, an address no interface has, through msgv1.
+ctrl_forged_peer sroce1 msgv0 msgv1 10.77.9
 
 log=$RIG_TEST_OUT/msgsize.log
 args=(msgsize sroce0 --target sroce1 --inject msgv1 --peer-ip 10.77.9.2)

@@ -204,6 +204,22 @@ ctrl_veth() {
 	ip link set "$1" up && ip link set "$2" up || rig_fail "cannot bring $1/$2 up"
 }
 
+# ctrl_forged_peer DEV V0 V1 NET: RDMA device DEV on veth end V0 (MTU 4200,
+# address NET.1/24) for a forged peer (tools/verbs-check/forged_peer.h) that
+# injects on the other end V1 from NET.2, an address no interface has: its
+# neighbour entry points at V1.
+ctrl_forged_peer() {
+	local dev=$1 v0=$2 v1=$3 net=$4
+	ctrl_veth "$v0" "$v1"
+	ip link set "$v0" mtu 4200 || rig_fail "$v0: MTU 4200"
+	ip link set "$v1" mtu 4200 || rig_fail "$v1: MTU 4200"
+	ip addr add "$net.1/24" dev "$v0" || rig_fail "ip addr add on $v0"
+	ip neigh replace "$net.2" lladdr "$(cat "/sys/class/net/$v1/address")" dev "$v0" \
+		nud permanent || rig_fail "ip neigh replace $net.2"
+	ctrl_link_add "$dev" "$v0" || rig_fail "rdma link add $dev netdev $v0 failed"
+	rig_gid_index "$dev" "$net.1" >/dev/null || rig_fail "$dev: no RoCEv2 GID for $net.1"
+}
+
 # ctrl_sysctl KEY VALUE: set a sysctl for this test (restored on exit).
 ctrl_sysctl() {
 	local old

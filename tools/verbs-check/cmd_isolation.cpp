@@ -60,8 +60,6 @@ namespace vc
 namespace
 {
 
-using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
-
 constexpr size_t kRegion = 4096; /* bytes of every buffer */
 constexpr uint32_t kMsg = 256;   /* bytes of a WRITE or READ */
 constexpr int kTimeoutMs = 5000;
@@ -437,16 +435,8 @@ void IsolationRun::mw2_case(Op op)
 		return;
 	const uint32_t rkey = ibv_inc_rkey(mw->rkey);
 	const Target t{window_.addr(), rkey, &window_};
-	ibv_send_wr wr{};
-	wr.wr_id = 1;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.bind_mw.mw = mw.get();
-	wr.bind_mw.rkey = rkey;
-	wr.bind_mw.bind_info.mr = window_mr_.get();
-	wr.bind_mw.bind_info.addr = window_.addr();
-	wr.bind_mw.bind_info.length = kRegion;
-	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ibv_send_wr wr = bind_mw_wr(1, mw.get(), rkey, window_mr_.get(), window_.addr(), kRegion,
+	                            IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!run_wr(p.resp.get(), p.cq.get(), wr, name + ".bind",
 	            "BIND_MW of a type 2 window on the responder QP"))
 		return;

@@ -18,8 +18,8 @@
  * The SGEs are longer than their region on purpose: the length comes first.
  *
  * Responder, on TDEV (with --target): requests longer than max_msg_sz
- * from a peer that does not keep to it, forged with the protocol core and
- * put on the wire with AF_PACKET on IFACE, the other end of TDEV's veth,
+ * from a peer that does not keep to it (forged_peer.h), forged with the
+ * protocol core and put on the wire with AF_PACKET on IFACE, the other end of TDEV's veth,
  * from ADDR (an address on TDEV's subnet that no interface has; its
  * neighbour entry must point at IFACE). The victim QP of each case is
  * connected to ADDR; path MTU: TDEV's active MTU.
@@ -49,6 +49,7 @@
  * instead of into the third SGE.
  */
 #include "commands.h"
+#include "forged_peer.h"
 #include "report.h"
 #include "verbs_util.h"
 
@@ -57,23 +58,19 @@
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
-#include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <net/if.h>
 #include <sched.h>
 #include <string>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
 
@@ -85,8 +82,6 @@ namespace
 constexpr uint32_t kChunk = 64u << 20;        /* the memfd behind the big region */
 constexpr unsigned kChunks = 33;              /* 2 GiB + 64 MiB of addresses */
 constexpr uint32_t kSmall = 64 * 1024;        /* the third SGE's region */
-constexpr uint32_t kPeerQpn = 0x0badc;        /* the forged peer's QPN */
-constexpr uint16_t kSport = 0xc0de;           /* its UDP source port */
 constexpr uint8_t kBulk = 0xa5, kTail = 0x5a; /* payload bytes: most, last two */
 constexpr int kQuietMs = 300;
 /* The core caches hw_counters for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
@@ -144,139 +139,6 @@ long read_counter(const std::string &dev, const char *name)
 	return v;
 }
 
-bool read_mac(const std::string &netdev, uint8_t mac[6])
-{
-	std::ifstream f("/sys/class/net/" + netdev + "/address");
-	std::string s;
-	unsigned v[6];
-
-	if (!(f >> s) || std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3],
-	                             &v[4], &v[5]) != 6)
-		return false;
-	for (int i = 0; i < 6; i++)
-		mac[i] = uint8_t(v[i]);
-	return true;
-}
-
-std::string parent_of(const std::string &dev)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/parent");
-	std::string s;
-
-	f >> s;
-	return s;
-}
-
-/* Every byte of [p, p + n) is @v. */
-bool all_are(const uint8_t *p, size_t n, uint8_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
-/*
- * Forged RoCEv2 frames: Ethernet, IPv4 (ID 0, DF, TTL 64), UDP from
- * kSport to 4791 without checksum, the transport headers from the protocol
- * core, the payload and the ICRC.
- */
-class Injector
-{
-      public:
-	~Injector()
-	{
-		if (fd_ >= 0)
-			close(fd_);
-	}
-	bool open(const std::string &iface, const std::string &target_netdev,
-	          const uint8_t src_ip[4], const uint8_t dst_ip[4], std::string *why);
-	/* A frame for @pkt with @len payload bytes of @fill. */
-	std::vector<uint8_t> frame(const sroce_pkt &pkt, uint32_t len, uint8_t fill) const;
-	bool send(const std::vector<uint8_t> &f);
-
-      private:
-	int fd_ = -1;
-	sockaddr_ll to_{};
-	uint8_t src_mac_[6]{}, dst_mac_[6]{};
-	uint8_t src_ip_[4]{}, dst_ip_[4]{};
-};
-
-bool Injector::open(const std::string &iface, const std::string &target_netdev,
-                    const uint8_t src_ip[4], const uint8_t dst_ip[4], std::string *why)
-{
-	const unsigned ifindex = if_nametoindex(iface.c_str());
-
-	if (!ifindex || !read_mac(iface, src_mac_) || !read_mac(target_netdev, dst_mac_)) {
-		*why = "no interface " + iface + " or no MAC address of it or of " + target_netdev;
-		return false;
-	}
-	std::memcpy(src_ip_, src_ip, 4);
-	std::memcpy(dst_ip_, dst_ip, 4);
-	fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
-	if (fd_ < 0) {
-		*why = std::string("AF_PACKET socket: ") + std::strerror(errno);
-		return false;
-	}
-	to_.sll_family = AF_PACKET;
-	to_.sll_protocol = htons(ETH_P_IP);
-	to_.sll_ifindex = int(ifindex);
-	to_.sll_halen = 6;
-	std::memcpy(to_.sll_addr, dst_mac_, 6);
-	return true;
-}
-
-std::vector<uint8_t> Injector::frame(const sroce_pkt &pkt, uint32_t len, uint8_t fill) const
-{
-	const uint32_t hdr = sroce_opcode_get(pkt.opcode)->hdr_len;
-	const uint32_t pad = (4 - len % 4) % 4;
-	const uint32_t bth_len = hdr + len + pad + SROCE_ICRC_BYTES;
-	const uint32_t ip_len = SROCE_IPV4_HDR_BYTES + SROCE_UDP_HDR_BYTES + bth_len;
-	std::vector<uint8_t> f(ETH_HLEN + ip_len, 0);
-	uint8_t *ip = f.data() + ETH_HLEN;
-	uint8_t *udp = ip + SROCE_IPV4_HDR_BYTES;
-	uint8_t *bth = udp + SROCE_UDP_HDR_BYTES;
-	sroce_pkt p = pkt;
-	uint32_t sum = 0;
-
-	std::copy(dst_mac_, dst_mac_ + 6, f.begin());
-	std::copy(src_mac_, src_mac_ + 6, f.begin() + 6);
-	sroce_put_be16(f.data() + 12, ETH_P_IP);
-	ip[0] = 0x45;
-	sroce_put_be16(ip + 2, uint16_t(ip_len));
-	sroce_put_be16(ip + 6, 0x4000); /* DF */
-	ip[8] = 64;
-	ip[9] = SROCE_IPPROTO_UDP;
-	std::memcpy(ip + 12, src_ip_, 4);
-	std::memcpy(ip + 16, dst_ip_, 4);
-	for (unsigned i = 0; i < SROCE_IPV4_HDR_BYTES; i += 2)
-		sum += sroce_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sroce_put_be16(ip + 10, uint16_t(~sum));
-	sroce_put_be16(udp, kSport);
-	sroce_put_be16(udp + 2, SROCE_UDP_PORT);
-	sroce_put_be16(udp + 4, uint16_t(SROCE_UDP_HDR_BYTES + bth_len));
-	p.pad = uint8_t(pad);
-	sroce_build(bth, &p);
-	std::memset(bth + hdr, fill, len);
-	sroce_icrc_put(bth + bth_len - SROCE_ICRC_BYTES,
-	               sroce_icrc_calc(ip, SROCE_IPV4_HDR_BYTES, bth_len));
-	return f;
-}
-
-bool Injector::send(const std::vector<uint8_t> &f)
-{
-	for (;;) {
-		if (sendto(fd_, f.data(), f.size(), 0, reinterpret_cast<const sockaddr *>(&to_),
-		           sizeof(to_)) == ssize_t(f.size()))
-			return true;
-		if (errno != ENOBUFS && errno != EAGAIN)
-			return false;
-		sched_yield();
-	}
-}
-
 /*
  * The frames of a long run of SEND MIDDLE packets differ in their PSN and
  * ICRC only. The CRC is affine in the bits it covers: the ICRC for any
@@ -327,18 +189,12 @@ class PsnFrames
 	uint32_t delta_[24]{};
 };
 
-struct Target {
-	std::string dev, iface, netdev;
-	uint8_t ip[4]{}, peer_ip[4]{};
-	uint64_t send_bytes = 0;
-};
-
 class MsgSizeRun
 {
       public:
 	MsgSizeRun(ibv_context *ctx, const GidChoice &gid) : ctx_(ctx), gid_(gid), r_("msgsize") {}
 	void requester();
-	void responder(const Target &t);
+	void responder(const PeerTarget &t, uint64_t send_bytes);
 	int finish() { return r_.finish(); }
 
       private:
@@ -350,7 +206,6 @@ class MsgSizeRun
 	void requester_case(const Case &c, ibv_pd *pd, ibv_mr *mr, uint8_t *buf);
 
 	/* Responder side. */
-	QpPtr victim(uint32_t max_recv_sge, std::string *why);
 	QpPtr forge_reth(const char *name, const char *kind, uint8_t opcode, uint64_t dma_len,
 	                 uint32_t len, uint8_t fill, long *naks);
 	void expect_nak(const char *name, ibv_qp *qp, long naks_before, const char *what);
@@ -364,16 +219,11 @@ class MsgSizeRun
 	uint32_t max_msg_ = 0;
 
 	/* The target device and the forged peer. */
-	Target t_;
-	ContextPtr tctx_;
-	PdPtr tpd_;
-	CqPtr tcq_;
-	GidChoice tgid_, peer_gid_;
+	ForgedPeer peer_;
 	uint32_t mtu_ = 0;
 	Aliased big_;
 	std::unique_ptr<Mapping> small_;
 	MrPtr big_mr_, small_mr_;
-	Injector inj_;
 };
 
 void MsgSizeRun::requester_case(const Case &c, ibv_pd *pd, ibv_mr *mr, uint8_t *buf)
@@ -498,50 +348,13 @@ void MsgSizeRun::requester()
 		requester_case(c, pd.get(), mr.get(), buf.data());
 }
 
-/* A victim RC QP on the target, connected to the forged peer, in RTS. */
-QpPtr MsgSizeRun::victim(uint32_t max_recv_sge, std::string *why)
-{
-	ibv_qp_init_attr ia{};
-	const unsigned access =
-	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	QpTransition steps[3] = {to_init(IBV_QPT_RC, access),
-	                         to_rtr(IBV_QPT_RC, peer_gid_, kPeerQpn), to_rts(IBV_QPT_RC)};
-
-	ia.send_cq = tcq_.get();
-	ia.recv_cq = tcq_.get();
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = 4;
-	ia.cap.max_recv_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = max_recv_sge;
-	QpPtr qp(ibv_create_qp(tpd_.get(), &ia));
-
-	if (!qp) {
-		*why = "ibv_create_qp: " + errno_name(null_errno());
-		return nullptr;
-	}
-	steps[1].attr.path_mtu = mtu_ >= 4096   ? IBV_MTU_4096
-	                         : mtu_ >= 2048 ? IBV_MTU_2048
-	                                        : IBV_MTU_1024;
-	steps[1].attr.ah_attr.grh.sgid_index = uint8_t(tgid_.index);
-	for (auto &s : steps) {
-		const int err = ibv_modify_qp(qp.get(), &s.attr, s.mask);
-
-		if (err) {
-			*why = "ibv_modify_qp: " + errno_name(err);
-			return nullptr;
-		}
-	}
-	return qp;
-}
-
 void MsgSizeRun::expect_nak(const char *name, ibv_qp *qp, long naks_before, const char *what)
 {
 	const int state = wait_qp_state(qp, IBV_QPS_ERR, 2000);
 	long naks;
 
 	usleep(kCounterMs * 1000);
-	naks = read_counter(t_.dev, "err_naks_sent");
+	naks = read_counter(peer_.dev(), "err_naks_sent");
 
 	if (state != IBV_QPS_ERR)
 		r_.fail(name, "%s: the QP is in %s, want ERR (NAK invalid request)", what,
@@ -563,22 +376,19 @@ QpPtr MsgSizeRun::forge_reth(const char *name, const char *kind, uint8_t opcode,
                              uint32_t len, uint8_t fill, long *naks)
 {
 	std::string why;
-	QpPtr qp = victim(1, &why);
-	sroce_pkt p{};
+	QpPtr qp = peer_.victim(ForgedPeer::Victim{}, &why);
 
 	if (!qp) {
 		r_.fail(name, "%s", why.c_str());
 		return nullptr;
 	}
-	*naks = read_counter(t_.dev, "err_naks_sent");
-	p.opcode = opcode;
-	p.pkey = SROCE_DEFAULT_PKEY;
-	p.dqpn = qp->qp_num;
-	p.psn = kRqPsn;
+	*naks = read_counter(peer_.dev(), "err_naks_sent");
+	sroce_pkt p = peer_.request(opcode, qp.get(), kRqPsn);
+
 	p.reth.va = uintptr_t(big_.data());
 	p.reth.rkey = big_mr_->rkey;
 	p.reth.dma_len = uint32_t(dma_len);
-	if (!inj_.send(inj_.frame(p, len, fill))) {
+	if (!peer_.inj().send(peer_.inj().frame(p, len, fill))) {
 		r_.fail(name, "sending the forged %s: %s", kind, std::strerror(errno));
 		return nullptr;
 	}
@@ -629,8 +439,11 @@ void MsgSizeRun::read_case(const char *name, uint64_t dma_len)
 void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 {
 	const uint64_t npkts = (bytes + mtu_ - 1) / mtu_;
+	ForgedPeer::Victim v;
 	std::string why;
-	QpPtr qp = victim(3, &why);
+
+	v.max_recv_sge = 3;
+	QpPtr qp = peer_.victim(v, &why);
 	ibv_sge sge[3] = {{uintptr_t(big_.data()), 1u << 31, big_mr_->lkey},
 	                  {uintptr_t(big_.data()), 1u << 31, big_mr_->lkey},
 	                  {uintptr_t(small_->data()), kSmall, small_mr_->lkey}};
@@ -656,14 +469,13 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		r_.fail(name, "ibv_post_recv of 3 SGEs failed");
 		return;
 	}
-	const long naks = read_counter(t_.dev, "err_naks_sent");
-	const long seq = read_counter(t_.dev, "seq_naks_sent");
+	const long naks = read_counter(peer_.dev(), "err_naks_sent");
+	const long seq = read_counter(peer_.dev(), "seq_naks_sent");
 	const auto start = std::chrono::steady_clock::now();
+	Injector &inj = peer_.inj();
 
-	p.pkey = SROCE_DEFAULT_PKEY;
-	p.dqpn = qp->qp_num;
-	p.opcode = SROCE_OP_RC_SEND_MIDDLE;
-	PsnFrames bulk(inj_, p, mtu_, kBulk);
+	p = peer_.request(SROCE_OP_RC_SEND_MIDDLE, qp.get(), 0);
+	PsnFrames bulk(inj, p, mtu_, kBulk);
 	bool ok = true;
 
 	/* FIRST, MIDDLEs, then the last two (MIDDLE, LAST) with other bytes. */
@@ -673,13 +485,13 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		p.psn = psn;
 		if (i == 0) {
 			p.opcode = SROCE_OP_RC_SEND_FIRST;
-			ok = inj_.send(inj_.frame(p, mtu_, kBulk));
+			ok = inj.send(inj.frame(p, mtu_, kBulk));
 		} else if (i + 2 < npkts) {
-			ok = inj_.send(bulk.at(psn));
+			ok = inj.send(bulk.at(psn));
 		} else {
 			p.opcode = i + 1 == npkts ? SROCE_OP_RC_SEND_LAST : SROCE_OP_RC_SEND_MIDDLE;
 			p.ackreq = i + 1 == npkts;
-			ok = inj_.send(inj_.frame(p, mtu_, kTail));
+			ok = inj.send(inj.frame(p, mtu_, kTail));
 		}
 		if (!(i & 255))
 			sched_yield();
@@ -692,12 +504,12 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		r_.fail(name, "sending the forged SEND: %s", std::strerror(errno));
 		return;
 	}
-	const int got = poll_cq_for(tcq_.get(), &wc, 1, 10000);
+	const int got = poll_cq_for(peer_.cq(), &wc, 1, 10000);
 	const int state = wait_qp_state(qp.get(), IBV_QPS_ERR, 2000);
 
 	usleep(kCounterMs * 1000);
-	const long naks_now = read_counter(t_.dev, "err_naks_sent");
-	const long seq_now = read_counter(t_.dev, "seq_naks_sent");
+	const long naks_now = read_counter(peer_.dev(), "err_naks_sent");
+	const long seq_now = read_counter(peer_.dev(), "seq_naks_sent");
 	const bool small_zero = all_are(small_->data(), kSmall, 0);
 	const bool start_tail = all_are(big_.data(), 2 * mtu_, kTail);
 	char what[96];
@@ -737,36 +549,15 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		r_.fail(name, "%s: bytes were placed in the third SGE", what);
 }
 
-void MsgSizeRun::responder(const Target &t)
+void MsgSizeRun::responder(const PeerTarget &t, uint64_t send_bytes)
 {
 	std::string why;
-	ibv_port_attr port{};
 
-	t_ = t;
-	t_.netdev = parent_of(t.dev);
-	tctx_ = open_device(t.dev.c_str(), &why);
-	if (!tctx_ || !pick_gid(tctx_.get(), -1, &tgid_, &why) || !tgid_.ipv4) {
-		r_.fail("responder.setup", "%s: %s", t.dev.c_str(),
-		        why.empty() ? "no IPv4 RoCEv2 GID" : why.c_str());
+	if (!peer_.open(t, 16, &why)) {
+		r_.fail("responder.setup", "%s", why.c_str());
 		return;
 	}
-	if (ibv_query_port(tctx_.get(), 1, &port)) {
-		r_.fail("responder.setup", "ibv_query_port failed");
-		return;
-	}
-	mtu_ = uint32_t(mtu_bytes(port.active_mtu));
-	std::memcpy(t_.ip, tgid_.gid.raw + 12, 4);
-	peer_gid_ = tgid_;
-	std::memset(peer_gid_.gid.raw, 0, 10);
-	peer_gid_.gid.raw[10] = 0xff;
-	peer_gid_.gid.raw[11] = 0xff;
-	std::memcpy(peer_gid_.gid.raw + 12, t.peer_ip, 4);
-	tpd_.reset(ibv_alloc_pd(tctx_.get()));
-	tcq_.reset(tpd_ ? ibv_create_cq(tctx_.get(), 16, nullptr, nullptr, 0) : nullptr);
-	if (!tcq_) {
-		r_.fail("responder.setup", "PD or CQ: %s", errno_name(null_errno()).c_str());
-		return;
-	}
+	mtu_ = peer_.mtu();
 	const unsigned access =
 	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	if (!big_.map(kChunk, kChunks, &why)) {
@@ -774,8 +565,8 @@ void MsgSizeRun::responder(const Target &t)
 		return;
 	}
 	small_ = std::make_unique<Mapping>(kSmall, PROT_READ | PROT_WRITE);
-	big_mr_.reset(ibv_reg_mr(tpd_.get(), big_.data(), big_.size(), int(access)));
-	small_mr_.reset(small_->ok() ? ibv_reg_mr(tpd_.get(), small_->data(), kSmall, int(access))
+	big_mr_.reset(ibv_reg_mr(peer_.pd(), big_.data(), big_.size(), int(access)));
+	small_mr_.reset(small_->ok() ? ibv_reg_mr(peer_.pd(), small_->data(), kSmall, int(access))
 	                             : nullptr);
 	if (!big_mr_ || !small_mr_) {
 		r_.fail("responder.setup",
@@ -783,18 +574,12 @@ void MsgSizeRun::responder(const Target &t)
 		        big_.size(), kChunk >> 20, kChunks, errno_name(null_errno()).c_str());
 		return;
 	}
-	if (!inj_.open(t.iface, t_.netdev, t.peer_ip, t_.ip, &why)) {
-		r_.fail("responder.setup", "%s", why.c_str());
-		return;
-	}
-	r_.info("target %s (%s, path MTU %u), forged peer %u.%u.%u.%u from %s", t.dev.c_str(),
-	        t_.netdev.c_str(), mtu_, t.peer_ip[0], t.peer_ip[1], t.peer_ip[2], t.peer_ip[3],
-	        t.iface.c_str());
+	r_.info("%s", peer_.describe().c_str());
 	write_case("responder.write_at_max", max_msg_, true);
 	write_case("responder.write_over_max", uint64_t(max_msg_) + mtu_, false);
 	read_case("responder.read_over_max", uint64_t(max_msg_) + mtu_);
 	send_case("responder.send_over_max",
-	          t.send_bytes ? t.send_bytes : uint64_t(max_msg_) + 2 * mtu_);
+	          send_bytes ? send_bytes : uint64_t(max_msg_) + 2 * mtu_);
 }
 
 } // namespace
@@ -804,7 +589,8 @@ int cmd_msgsize(int argc, char **argv)
 	Args args;
 	std::string why;
 	long gid_index;
-	Target t;
+	PeerTarget t;
+	uint64_t send_bytes = 0;
 
 	if (!args.parse(argc, argv,
 	                {{"gid-index", true},
@@ -816,20 +602,14 @@ int cmd_msgsize(int argc, char **argv)
 		return usage_error("msgsize", why);
 	if (args.num_positional() != 1)
 		return usage_error("msgsize", "expects one device name");
-	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
+	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why) ||
+	    !parse_peer_target(args, &t, &why))
 		return usage_error("msgsize", why);
-	if (args.has("target")) {
-		const char *bytes = args.value("send-bytes", "0");
+	if (!t.dev.empty()) {
 		char *end = nullptr;
 
-		t.dev = args.value("target");
-		t.iface = args.value("inject", "");
-		t.send_bytes = std::strtoull(bytes, &end, 0);
-		if (t.iface.empty() || !args.has("peer-ip") ||
-		    inet_pton(AF_INET, args.value("peer-ip"), t.peer_ip) != 1)
-			return usage_error("msgsize",
-			                   "--target needs --inject IFACE and --peer-ip IPV4");
-		if (*end || t.send_bytes > (8ull << 30))
+		send_bytes = std::strtoull(args.value("send-bytes", "0"), &end, 0);
+		if (*end || send_bytes > (8ull << 30))
 			return usage_error("msgsize", "--send-bytes: a number up to 8 GiB");
 	}
 	ContextPtr ctx = open_device(args.positional(0), &why);
@@ -843,7 +623,7 @@ int cmd_msgsize(int argc, char **argv)
 
 	run.requester();
 	if (!t.dev.empty())
-		run.responder(t);
+		run.responder(t, send_bytes);
 	return run.finish();
 }
 

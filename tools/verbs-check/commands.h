@@ -26,6 +26,7 @@ int cmd_cqex(int argc, char **argv);
 int cmd_isolation(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_msgsize(int argc, char **argv);
+int cmd_resporder(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_memcg(int argc, char **argv);
 

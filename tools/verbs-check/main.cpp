@@ -41,6 +41,9 @@ static const char usage_text[] =
     "              [--send-bytes N]]\n"
     "      work requests over max_msg_sz fail locally (loopback); with --target,\n"
     "      forged requests over it from a veth peer are refused by TDEV\n"
+    "  resporder --target TDEV --inject IFACE --peer-ip ADDR [--read-mib N]\n"
+    "            [--reset-rounds N]\n"
+    "      TDEV's answers and executions behind a long READ from a forged veth peer\n"
     "  stress DEV [--seconds S] [--churn N] [--gid-index I] [--until-removed]\n"
     "      threads create and destroy objects, verify traffic and race window\n"
     "      binds against deregistration, all at once (loopback)\n"
@@ -140,6 +143,7 @@ int main(int argc, char **argv)
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},
+	    {"resporder", vc::cmd_resporder},
 	    {"stress", vc::cmd_stress},
 	    {"memcg", vc::cmd_memcg},
 	};

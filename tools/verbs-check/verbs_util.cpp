@@ -345,6 +345,18 @@ QpTransition to_rts(ibv_qp_type type)
 	return t;
 }
 
+ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, uint64_t addr,
+                       uint64_t length, unsigned int access)
+{
+	ibv_send_wr wr{};
+
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw = {mw, rkey, {mr, addr, length, access}};
+	return wr;
+}
+
 int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
                const char **stage)
 {

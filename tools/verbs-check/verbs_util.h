@@ -78,6 +78,7 @@ using MrPtr = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_mr, ibv_dereg_mr>>;
 using CqPtr = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_cq, ibv_destroy_cq>>;
 using QpPtr = std::unique_ptr<ibv_qp, VerbsDeleter<ibv_qp, ibv_destroy_qp>>;
 using AhPtr = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_ah, ibv_destroy_ah>>;
+using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
 using ChannelPtr =
     std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, ibv_destroy_comp_channel>>;
 
@@ -174,6 +175,13 @@ QpTransition to_rts(ibv_qp_type type);
  */
 int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
                const char **stage = nullptr);
+
+/*
+ * A signalled IBV_WR_BIND_MW work request binding @mw as @rkey to the
+ * @length bytes at @addr of @mr with @access (type 2 windows).
+ */
+ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, uint64_t addr,
+                       uint64_t length, unsigned int access);
 
 /* The values to_rtr() and to_rts() set, for comparing a query. */
 enum : uint32_t {
