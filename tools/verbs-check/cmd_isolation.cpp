@@ -60,8 +60,6 @@ namespace vc
 namespace
 {
 
-using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
-
 constexpr size_t kRegion = 4096; /* bytes of every buffer */
 constexpr uint32_t kMsg = 256;   /* bytes of a WRITE or READ */
 constexpr int kTimeoutMs = 5000;

@@ -38,6 +38,15 @@
  *                             two packets, whose bytes differ, land
  *                             nowhere; no packet may have been lost
  *                             (seq_naks_sent unchanged)
+ *   responder.read_dup_busy   READ A (64 bytes), READ B (16 MiB), then A
+ *                             and B again (what a go-back-N requester sends
+ *                             after it lost A's response), all at once,
+ *                             while B's responses are going out: A is
+ *                             answered again, its bytes intact; B's
+ *                             responses start over from its first PSN and
+ *                             end with its last bytes intact. The target's
+ *                             answers are read on IFACE (frame by frame:
+ *                             run it with sroce's tx_gso=0)
  *
  * The regions the SGEs and the WRITEs point into are one 64 MiB memfd
  * mapped 33 times back to back (2 GiB + 64 MiB of addresses, 64 MiB of
@@ -70,6 +79,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <string>
 #include <sys/mman.h>
@@ -89,6 +99,8 @@ constexpr uint32_t kPeerQpn = 0x0badc;        /* the forged peer's QPN */
 constexpr uint16_t kSport = 0xc0de;           /* its UDP source port */
 constexpr uint8_t kBulk = 0xa5, kTail = 0x5a; /* payload bytes: most, last two */
 constexpr int kQuietMs = 300;
+constexpr uint32_t kDupReadA = 64;        /* read_dup_busy: READ A's bytes */
+constexpr uint32_t kDupReadB = 16u << 20; /* and READ B's */
 /* The core caches hw_counters for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
 constexpr int kCounterMs = 50;
 
@@ -327,6 +339,95 @@ class PsnFrames
 	uint32_t delta_[24]{};
 };
 
+/* RoCEv2 frames that arrive on an interface (not those sent from it). */
+class Sniffer
+{
+      public:
+	~Sniffer()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	bool open(const std::string &iface, std::string *why);
+	/*
+	 * The next one within @ms: its opcode, PSN and payload (valid until
+	 * the next call); false on timeout.
+	 */
+	bool next(int ms, uint8_t *opcode, uint32_t *psn, const uint8_t **payload, uint32_t *len);
+	/* Frames the socket dropped for want of buffer space, so far. */
+	unsigned drops();
+
+      private:
+	int fd_ = -1;
+	unsigned drops_ = 0;
+	std::vector<uint8_t> buf_ = std::vector<uint8_t>(65536);
+};
+
+bool Sniffer::open(const std::string &iface, std::string *why)
+{
+	sockaddr_ll at{};
+	const int rcvbuf = 256 << 20;
+
+	fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	at.sll_family = AF_PACKET;
+	at.sll_protocol = htons(ETH_P_IP);
+	at.sll_ifindex = int(if_nametoindex(iface.c_str()));
+	if (fd_ < 0 || !at.sll_ifindex ||
+	    bind(fd_, reinterpret_cast<const sockaddr *>(&at), sizeof(at)) ||
+	    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf))) {
+		*why = "AF_PACKET socket on " + iface + ": " + std::strerror(errno);
+		return false;
+	}
+	return true;
+}
+
+bool Sniffer::next(int ms, uint8_t *opcode, uint32_t *psn, const uint8_t **payload, uint32_t *len)
+{
+	const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+
+	for (;;) {
+		const int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+		                         end - std::chrono::steady_clock::now())
+		                         .count());
+		pollfd pfd{fd_, POLLIN, 0};
+		sockaddr_ll from{};
+		socklen_t fl = sizeof(from);
+
+		if (left < 0 || poll(&pfd, 1, left) <= 0)
+			return false;
+		const ssize_t n = recvfrom(fd_, buf_.data(), buf_.size(), 0,
+		                           reinterpret_cast<sockaddr *>(&from), &fl);
+		const uint8_t *ip = buf_.data() + ETH_HLEN;
+		const size_t l3 = size_t(ip[0] & 0xf) * 4;
+		const uint8_t *bth = ip + l3 + SROCE_UDP_HDR_BYTES;
+
+		if (n < ssize_t(ETH_HLEN + l3 + SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES) ||
+		    from.sll_pkttype == PACKET_OUTGOING || ip[9] != SROCE_IPPROTO_UDP ||
+		    sroce_get_be16(ip + l3 + 2) != SROCE_UDP_PORT || !sroce_opcode_get(bth[0]))
+			continue;
+		const uint32_t hdr = sroce_opcode_get(bth[0])->hdr_len;
+		const size_t bth_len = size_t(n) - size_t(bth - buf_.data());
+
+		if (bth_len < hdr + SROCE_ICRC_BYTES)
+			continue;
+		*opcode = bth[0];
+		*psn = uint32_t(bth[9]) << 16 | uint32_t(bth[10]) << 8 | bth[11];
+		*payload = bth + hdr;
+		*len = uint32_t(bth_len - hdr - SROCE_ICRC_BYTES - ((bth[1] >> 4) & 3));
+		return true;
+	}
+}
+
+unsigned Sniffer::drops()
+{
+	tpacket_stats st{};
+	socklen_t sl = sizeof(st);
+
+	if (!getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		drops_ += st.tp_drops; /* the kernel resets them on every read */
+	return drops_;
+}
+
 struct Target {
 	std::string dev, iface, netdev;
 	uint8_t ip[4]{}, peer_ip[4]{};
@@ -357,6 +458,8 @@ class MsgSizeRun
 	void write_case(const char *name, uint64_t dma_len, bool taken);
 	void read_case(const char *name, uint64_t dma_len);
 	void send_case(const char *name, uint64_t bytes);
+	bool forge_read(ibv_qp *qp, uint32_t psn, uint32_t offset, uint32_t len);
+	void read_dup_case(const char *name);
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -737,6 +840,95 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		r_.fail(name, "%s: bytes were placed in the third SGE", what);
 }
 
+/* To @qp, the forged peer's READ of @len bytes at @offset of the big region. */
+bool MsgSizeRun::forge_read(ibv_qp *qp, uint32_t psn, uint32_t offset, uint32_t len)
+{
+	sroce_pkt p{};
+
+	p.opcode = SROCE_OP_RC_RDMA_READ_REQUEST;
+	p.pkey = SROCE_DEFAULT_PKEY;
+	p.dqpn = qp->qp_num;
+	p.psn = psn & SROCE_PSN_MASK;
+	p.ackreq = true;
+	p.reth.va = uintptr_t(big_.data()) + offset;
+	p.reth.rkey = big_mr_->rkey;
+	p.reth.dma_len = len;
+	return inj_.send(inj_.frame(p, 0, 0));
+}
+
+/*
+ * A duplicate READ that comes while the responder is still sending the
+ * responses of a later one (IBA 9.7.5.1.2: a duplicate READ is answered
+ * again). A go-back-N requester that lost a response of READ A sends A and
+ * every later request again and drops every response until A's come; if A
+ * waited for the end of B's, a long B would outlast its retries. The four
+ * requests go out back to back: the responder takes them in one softirq
+ * run, while nearly all of B's responses are still to be built.
+ */
+void MsgSizeRun::read_dup_case(const char *name)
+{
+	const uint32_t a = kRqPsn, b = kRqPsn + 1, nb = kDupReadB / mtu_;
+	const uint32_t b_last = (b + nb - 1) & SROCE_PSN_MASK;
+	std::string why;
+	Sniffer sniff;
+	QpPtr qp = victim(1, &why);
+
+	if (!qp || !sniff.open(t_.iface, &why)) {
+		r_.fail(name, "%s", why.c_str());
+		return;
+	}
+	for (uint32_t i = 0; i < mtu_ + kDupReadB; i++)
+		big_.data()[i] = uint8_t(i * 7 + i / 4093);
+	/* A, B, then both again. */
+	for (int k = 0; k < 4; k++)
+		if (!forge_read(qp.get(), k % 2 ? b : a, k % 2 ? mtu_ : 0,
+		                k % 2 ? kDupReadB : kDupReadA)) {
+			r_.fail(name, "sending the forged READs: %s", std::strerror(errno));
+			return;
+		}
+	uint8_t op;
+	uint32_t psn, len;
+	const uint8_t *data;
+	unsigned answers_a = 0, firsts_b = 0, lasts_b = 0, between = 0;
+	bool a_intact = true, last_intact = false;
+
+	while (!(firsts_b >= 2 && lasts_b >= 1) && sniff.next(10000, &op, &psn, &data, &len)) {
+		if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY && psn == a) {
+			a_intact = a_intact && len == kDupReadA &&
+			           !std::memcmp(data, big_.data(), kDupReadA);
+			answers_a++;
+		} else if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST && psn == b) {
+			firsts_b++;
+			lasts_b = 0; /* the LAST of this round counts */
+		} else if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_LAST && psn == b_last) {
+			last_intact =
+			    len == mtu_ && !std::memcmp(data, big_.data() + kDupReadB, mtu_);
+			lasts_b++;
+		}
+		if (answers_a == 1 && firsts_b)
+			between++; /* B's responses before A's second answer */
+	}
+	const unsigned drops = sniff.drops();
+	r_.info("%s: READ A of %u bytes, B of %u (%u responses), A and B again at once: A "
+	        "answered %u times (the second after %u of B's responses), B's responses "
+	        "started %u times; frames lost by the capture: %u",
+	        name, kDupReadA, kDupReadB, nb, answers_a, between, firsts_b, drops);
+	if (drops && (answers_a < 2 || firsts_b < 2)) {
+		r_.fail(name, "the capture lost %u frames: no verdict", drops);
+		return;
+	}
+	r_.check(answers_a == 2 && a_intact, std::string(name) + ".answered",
+	         "a duplicate READ of %u bytes, come while a READ of %u bytes after it was being "
+	         "answered, is answered again, its bytes intact",
+	         kDupReadA, kDupReadB);
+	r_.check(firsts_b == 2 && lasts_b == 1 && last_intact, std::string(name) + ".restart",
+	         "a duplicate of the READ being answered starts its responses over from its "
+	         "first PSN, and they end with its last bytes intact");
+	const int state = wait_qp_state(qp.get(), IBV_QPS_RTS, 0);
+	r_.check(state == IBV_QPS_RTS, std::string(name) + ".state", "the QP stays in RTS (%s)",
+	         qp_state_name(state));
+}
+
 void MsgSizeRun::responder(const Target &t)
 {
 	std::string why;
@@ -795,6 +987,7 @@ void MsgSizeRun::responder(const Target &t)
 	read_case("responder.read_over_max", uint64_t(max_msg_) + mtu_);
 	send_case("responder.send_over_max",
 	          t.send_bytes ? t.send_bytes : uint64_t(max_msg_) + 2 * mtu_);
+	read_dup_case("responder.read_dup_busy");
 }
 
 } // namespace

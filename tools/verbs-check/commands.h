@@ -28,6 +28,7 @@ int cmd_fuzz(int argc, char **argv);
 int cmd_msgsize(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_memcg(int argc, char **argv);
+int cmd_bound(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */
