@@ -24,6 +24,14 @@
 #define SROCE_MAX_INFLIGHT_PSNS		128
 #define SROCE_MAX_INFLIGHT_BYTES	(128 * 1024)
 /*
+ * And at most this many WQEs started and not completed. Memory operations
+ * take no PSN, so without it any number of them could pile up behind one
+ * unacknowledged request; its ACK would then retire them all at once in
+ * softirq context (sroce_comp_ack_upto()), and a go-back-N rewind walk them
+ * all (sroce_req_rewind()).
+ */
+#define SROCE_MAX_INFLIGHT_WQES		(2 * SROCE_MAX_INFLIGHT_PSNS)
+/*
  * SEND and WRITE packets ask for an ACK every this many packets, and the
  * last packet before the requester stops (sroce_req_ack_tail()): the
  * responder then answers once per run instead of once per message, as
@@ -591,6 +599,13 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 		if (!sroce_req_may_send(qp) || qp->comp.rnr_wait)
 			return false;
 		if (!qp->req.fetched) {
+			/* A new WQE: the answers to the oldest ones come first. */
+			if (qp->req.idx == qp->req.started_end &&
+			    qp->req.started_end - qp->sq.idx >=
+			    SROCE_MAX_INFLIGHT_WQES) {
+				qp->req.blocked = true;
+				return false;
+			}
 			if (qp->req.idx == qp->req.fetch_end) {
 				next = sroce_req_more(qp);
 				if (next == SROCE_REQ_BAD_PROD)
