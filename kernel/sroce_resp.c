@@ -406,6 +406,16 @@ static struct sroce_res *sroce_resp_oldest(struct sroce_resp *rs)
 			rs->res_n];
 }
 
+/* Is @res one of the resources still to answer? */
+static bool sroce_resp_res_pending(const struct sroce_resp *rs,
+				   const struct sroce_res *res)
+{
+	u32 age = (rs->res_head + rs->res_n - 1 - (u32)(res - rs->res)) %
+		  rs->res_n;
+
+	return age < rs->res_pending;
+}
+
 /*
  * A READ or atomic failed in its turn (its region was deregistered
  * meanwhile): NAK its @psn and fail the QP; nothing after it is answered.
@@ -489,16 +499,6 @@ static bool sroce_resp_atomic_ack(struct sroce_qp *qp,
 		return false;
 	__skb_queue_tail(out, skb);
 	return true;
-}
-
-/* Is @res still to be answered in its turn (resp_lock held)? */
-static bool sroce_resp_res_pending(const struct sroce_resp *rs,
-				   const struct sroce_res *res)
-{
-	u32 idx = res - rs->res;
-
-	return (rs->res_head + rs->res_n - 1 - idx) % rs->res_n <
-	       rs->res_pending;
 }
 
 /*
@@ -780,7 +780,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 				 struct sk_buff_head *out)
 {
 	struct sroce_resp *rs = &qp->resp;
-	u32 flags = pkt->info->flags, i, mtu = sroce_qp_mtu(qp);
+	u32 flags = pkt->info->flags, i, off, mtu = sroce_qp_mtu(qp);
 	struct sroce_res *res;
 
 	atomic64_inc(&qp->sdev->stats.duplicates);
@@ -801,6 +801,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 		    sroce_psn_diff(pkt->psn, sroce_psn_add(res->first_psn,
 							   res->npsn)) >= 0)
 			continue;
+		off = sroce_psn_diff(pkt->psn, res->first_psn) * mtu;
 		if (res->atomic) {
 			/*
 			 * Answered: every answer before it is out, so its
@@ -810,15 +811,24 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			 */
 			if (!sroce_resp_res_pending(rs, res) && !res->failed)
 				sroce_resp_atomic_ack(qp, out, res);
-		} else if (!sroce_resp_busy(qp)) {
+		} else if (sroce_resp_res_pending(rs, res)) {
+			/* Going out in its turn; if now, again from @off. */
+			if (res == sroce_resp_oldest(rs) && res->sent > off)
+				res->sent = off;
+		} else if (!rs->replay || rs->replay == res ||
+			   sroce_psn_diff(res->first_psn,
+					  rs->replay->first_psn) < 0) {
 			/*
-			 * Re-send from the PSN asked for; a duplicate that
-			 * comes while answers are still going out is left
-			 * to the requester's next retry. The allocation ring
-			 * is not touched: later resources stay replayable.
+			 * Answered, and asked for again: the requester went
+			 * back to it (go-back-N) and drops every response
+			 * after it until these come, so they go out now,
+			 * ahead of the answers still due (a long READ's
+			 * could outlast its retry count). The allocation
+			 * ring is not touched: later resources stay
+			 * replayable. A duplicate of a later READ than the
+			 * one replayed is left to the requester's retry.
 			 */
-			res->sent = sroce_psn_diff(pkt->psn, res->first_psn) *
-				    mtu;
+			res->sent = off;
 			rs->replay = res;
 			sroce_resp_build(qp, out, SROCE_READ_BURST);
 			if (sroce_resp_busy(qp))

@@ -14,10 +14,11 @@
  * IB_EVENT_SRQ_LIMIT_REACHED and disarms it.
  *
  * Resize (IB_SRQ_MAX_WR) allocates a new ring, copies the posted WQEs into
- * it at the same free-running indices under srq->lock, and swaps rings.
- * User space learns the new ring through sroce_modify_srq_cmd.resp_addr
- * (uverbs has no response buffer for MODIFY_SRQ); the provider holds its
- * own SRQ lock across the call so no WQE is posted to the old ring.
+ * it at the same free-running indices, mostly without the locks
+ * (sroce_srq_resize()), and swaps rings under srq->lock. User space learns
+ * the new ring through sroce_modify_srq_cmd.resp_addr (uverbs has no
+ * response buffer for MODIFY_SRQ); the provider holds its own SRQ lock
+ * across the call so no WQE is posted to the old ring meanwhile.
  */
 #include "sroce.h"
 
@@ -68,6 +69,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->is_user = !!udata;
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	mutex_init(&srq->resize_lock);
 	/* srq_limit of the create attributes is not armed (IBA 11.2.3.1). */
 	srq->limit = 0;
 	n = sroce_ring_entries_for(init->attr.max_wr, SROCE_MAX_SRQ_WR);
@@ -106,18 +108,95 @@ err_count:
 }
 
 /*
+ * A resize copies the posted WQEs (2^20 of up to 448 bytes) into the new
+ * ring in rounds: with the locks held it reads the posted range [cons,
+ * prod); while more than SROCE_SRQ_COPY_LOCKED of them are still to copy,
+ * it drops the locks, copies them in process context and tries again, so
+ * that only a producer's WQEs posted meanwhile are left for the next round.
+ * Reading WQEs without the locks is safe: responders only read them, and a
+ * producer writes only slots outside the posted range; a slot that was
+ * taken and refilled meanwhile is copied again in a later round (its new
+ * index is past the old prod). With 2^19 WQEs copied with interrupts off,
+ * a TCG guest's CPU was held for 150 ms.
+ */
+#define SROCE_SRQ_COPY_LOCKED	64
+#define SROCE_SRQ_COPY_BATCH	256
+/*
+ * Rounds before a resize gives up with -EBUSY: each copies what was posted
+ * during the one before, so only a producer that keeps posting as fast as
+ * the copy runs (not the provider: it holds its SRQ lock across the
+ * resize) gets that far.
+ */
+#define SROCE_SRQ_RESIZE_ROUNDS	8
+
+struct sroce_srq_copy {
+	struct sroce_queue *to;
+	bool begun;
+	u32 next;	/* the first WQE not copied yet */
+};
+
+/* Copy the WQEs [c->next, @end) of @srq's ring, at the same indices. */
+static void sroce_srq_copy(struct sroce_srq *srq, struct sroce_srq_copy *c,
+			   u32 end, bool may_sleep)
+{
+	u32 i;
+
+	for (i = c->next; i != end; i++) {
+		memcpy(sroce_queue_entry(c->to, i),
+		       sroce_queue_entry(&srq->rq, i), c->to->stride);
+		if (may_sleep && !((i - c->next + 1) % SROCE_SRQ_COPY_BATCH))
+			cond_resched();
+	}
+	c->next = end;
+}
+
+/*
+ * With srq->lock and post_lock held: swap in the new ring if the rest of
+ * the posted WQEs, up to the producer index left in *@prod, can be copied
+ * now. 1 done, 0 not yet, or -EINVAL (user space broke the index, or
+ * @num_entries cannot hold what is posted).
+ */
+static int sroce_srq_swap(struct sroce_srq *srq, struct sroce_srq_copy *c,
+			  u32 num_entries, u32 *prod)
+{
+	struct sroce_queue *fresh = c->to, old;
+	u32 cons = srq->rq.idx;
+
+	*prod = sroce_ring_load_prod(srq->rq.hdr);
+	if (!sroce_ring_prod_valid(*prod, cons, srq->rq.num_entries) ||
+	    *prod - cons > num_entries)
+		return -EINVAL;
+	/* Taken since the last round: not needed; prod moved back: again. */
+	if (!c->begun || c->next - cons > *prod - cons)
+		c->next = cons;
+	c->begun = true;
+	if (*prod - c->next > SROCE_SRQ_COPY_LOCKED)
+		return 0;
+	sroce_srq_copy(srq, c, *prod, false);
+	fresh->idx = cons;
+	fresh->hdr->cons = cons;
+	sroce_ring_store_prod(fresh->hdr, *prod);
+	old = srq->rq;
+	srq->rq = *fresh;
+	*fresh = old;
+	return 1;
+}
+
+/*
  * Replace the ring with one of @num_entries, keeping the posted WQEs and
  * their indices. For a user SRQ the new ring's location is copied to
  * @resp_addr before the swap, so a failed copy leaves the SRQ unchanged.
+ * Process context.
  */
 static int sroce_srq_resize(struct sroce_srq *srq, u32 num_entries,
 			    struct ib_udata *udata, u64 resp_addr)
 {
-	struct sroce_queue fresh, old;
 	struct sroce_create_srq_resp resp = {};
+	struct sroce_queue fresh;
+	struct sroce_srq_copy c = { .to = &fresh };
 	unsigned long flags;
-	u32 prod, i;
-	int err;
+	int err, round;
+	u32 prod;
 
 	err = sroce_queue_init(srq->sdev, &fresh, udata, num_entries,
 			       srq->rq.stride);
@@ -133,28 +212,22 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 num_entries,
 		}
 	}
 
-	spin_lock_irqsave(&srq->post_lock, flags);
-	spin_lock(&srq->lock);
-	prod = sroce_ring_load_prod(srq->rq.hdr);
-	if (!sroce_ring_prod_valid(prod, srq->rq.idx, srq->rq.num_entries) ||
-	    prod - srq->rq.idx > num_entries) {
-		err = -EINVAL;
-	} else {
-		for (i = srq->rq.idx; i != prod; i++)
-			memcpy(sroce_queue_entry(&fresh, i),
-			       sroce_queue_entry(&srq->rq, i), fresh.stride);
-		fresh.idx = srq->rq.idx;
-		fresh.hdr->cons = srq->rq.idx;
-		sroce_ring_store_prod(fresh.hdr, prod);
-		old = srq->rq;
-		srq->rq = fresh;
-		fresh = old;
+	/* srq->rq changes only here, under resize_lock. */
+	mutex_lock(&srq->resize_lock);
+	for (round = 0; ; round++) {
+		spin_lock_irqsave(&srq->post_lock, flags);
+		spin_lock(&srq->lock);
+		err = sroce_srq_swap(srq, &c, num_entries, &prod);
+		spin_unlock(&srq->lock);
+		spin_unlock_irqrestore(&srq->post_lock, flags);
+		if (err || round == SROCE_SRQ_RESIZE_ROUNDS)
+			break;
+		sroce_srq_copy(srq, &c, prod, true);
 	}
-	spin_unlock(&srq->lock);
-	spin_unlock_irqrestore(&srq->post_lock, flags);
+	mutex_unlock(&srq->resize_lock);
 	/* The ring not in use: the old one, or the new one on failure. */
 	sroce_queue_cleanup(&fresh);
-	return err;
+	return err < 0 ? err : err ? 0 : -EBUSY;
 }
 
 int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
@@ -226,6 +299,7 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	/* ib_core refuses while QPs are attached: no responder uses it. */
 	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
 	sroce_queue_cleanup(&srq->rq);
+	mutex_destroy(&srq->resize_lock);
 	atomic_dec(&sdev->num_srq);
 	sroce_dbg(sdev, "srq %u destroyed\n", srq->srq_num);
 	return 0;

@@ -21,6 +21,7 @@ CTRL_IFACE=${RIG_IFACE:-eth0}
 CTRL_NETDEVS=()
 CTRL_PIDS=()
 CTRL_SYSCTL_RESTORE=()
+CTRL_WRITE_RESTORE=()
 
 # ctrl_init: role and device-type gate, tools, the sroce device, cleanup trap.
 ctrl_init() {
@@ -228,6 +229,13 @@ ctrl_sysctl() {
 	sysctl -q -w "$1=$2" || rig_fail "sysctl -w $1=$2 failed"
 }
 
+# ctrl_write FILE VALUE OLD: write VALUE into a sysfs or debugfs FILE for
+# this test; OLD is written back on exit.
+ctrl_write() {
+	CTRL_WRITE_RESTORE+=("$1" "$3")
+	echo "$2" >"$1" || rig_fail "cannot write $2 into $1"
+}
+
 # --- restore -----------------------------------------------------------
 
 ctrl_restore() {
@@ -248,6 +256,9 @@ ctrl_restore() {
 	ip link set "$CTRL_IFACE" mtu "${RIG_MTU:-4200}" up
 	for kv in "${CTRL_SYSCTL_RESTORE[@]}"; do
 		sysctl -q -w "$kv"
+	done
+	for ((n = 0; n < ${#CTRL_WRITE_RESTORE[@]}; n += 2)); do
+		echo "${CTRL_WRITE_RESTORE[n + 1]}" >"${CTRL_WRITE_RESTORE[n]}"
 	done
 	if [ -n "${RIG_IP6:-}" ] && ! ip -6 addr show dev "$CTRL_IFACE" | grep -q " $RIG_IP6/"; then
 		ip -6 addr add "$RIG_IP6/$RIG_IP6_PREFIX" dev "$CTRL_IFACE" nodad

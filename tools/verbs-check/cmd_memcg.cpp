@@ -44,8 +44,6 @@ namespace vc
 namespace
 {
 
-using SrqPtr = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>>;
-
 constexpr size_t kPage = 4096;
 constexpr uint32_t kSmall = 64;
 constexpr uint32_t kMaxSge = 32;

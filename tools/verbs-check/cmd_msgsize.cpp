@@ -38,6 +38,15 @@
  *                             two packets, whose bytes differ, land
  *                             nowhere; no packet may have been lost
  *                             (seq_naks_sent unchanged)
+ *   responder.read_dup_busy   READ A (64 bytes), READ B (16 MiB), then A
+ *                             and B again (what a go-back-N requester sends
+ *                             after it lost A's response), all at once,
+ *                             while B's responses are going out: A is
+ *                             answered again, its bytes intact; B's
+ *                             responses start over from its first PSN and
+ *                             end with its last bytes intact. The target's
+ *                             answers are read on IFACE (frame by frame:
+ *                             run it with sroce's tx_gso=0)
  *
  * The regions the SGEs and the WRITEs point into are one 64 MiB memfd
  * mapped 33 times back to back (2 GiB + 64 MiB of addresses, 64 MiB of
@@ -84,6 +93,8 @@ constexpr unsigned kChunks = 33;              /* 2 GiB + 64 MiB of addresses */
 constexpr uint32_t kSmall = 64 * 1024;        /* the third SGE's region */
 constexpr uint8_t kBulk = 0xa5, kTail = 0x5a; /* payload bytes: most, last two */
 constexpr int kQuietMs = 300;
+constexpr uint32_t kDupReadA = 64;        /* read_dup_busy: READ A's bytes */
+constexpr uint32_t kDupReadB = 16u << 20; /* and READ B's */
 /* The core caches hw_counters for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
 constexpr int kCounterMs = 50;
 
@@ -212,6 +223,8 @@ class MsgSizeRun
 	void write_case(const char *name, uint64_t dma_len, bool taken);
 	void read_case(const char *name, uint64_t dma_len);
 	void send_case(const char *name, uint64_t bytes);
+	bool forge_read(ibv_qp *qp, uint32_t psn, uint32_t offset, uint32_t len);
+	void read_dup_case(const char *name, const PeerTarget &t);
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -549,6 +562,92 @@ void MsgSizeRun::send_case(const char *name, uint64_t bytes)
 		r_.fail(name, "%s: bytes were placed in the third SGE", what);
 }
 
+/* To @qp, the forged peer's READ of @len bytes at @offset of the big region. */
+bool MsgSizeRun::forge_read(ibv_qp *qp, uint32_t psn, uint32_t offset, uint32_t len)
+{
+	sroce_pkt p = peer_.request(SROCE_OP_RC_RDMA_READ_REQUEST, qp, psn & SROCE_PSN_MASK);
+
+	p.ackreq = true;
+	p.reth.va = uintptr_t(big_.data()) + offset;
+	p.reth.rkey = big_mr_->rkey;
+	p.reth.dma_len = len;
+	return peer_.inj().send(peer_.inj().frame(p, 0u, uint8_t(0)));
+}
+
+/*
+ * A duplicate READ that comes while the responder is still sending the
+ * responses of a later one (IBA 9.7.5.1.2: a duplicate READ is answered
+ * again). A go-back-N requester that lost a response of READ A sends A and
+ * every later request again and drops every response until A's come; if A
+ * waited for the end of B's, a long B would outlast its retries. The four
+ * requests go out back to back: the responder takes them in one softirq
+ * run, while nearly all of B's responses are still to be built.
+ */
+void MsgSizeRun::read_dup_case(const char *name, const PeerTarget &t)
+{
+	const uint32_t a = kRqPsn, b = kRqPsn + 1, nb = kDupReadB / mtu_;
+	const uint32_t b_last = (b + nb - 1) & SROCE_PSN_MASK;
+	std::string why;
+	Capture cap;
+	QpPtr qp = peer_.victim(ForgedPeer::Victim{}, &why);
+
+	if (!qp || !cap.open(t.iface, peer_.ip(), peer_.peer_ip(), &why)) {
+		r_.fail(name, "%s", why.c_str());
+		return;
+	}
+	for (uint32_t i = 0; i < mtu_ + kDupReadB; i++)
+		big_.data()[i] = uint8_t(i * 7 + i / 4093);
+	/* A, B, then both again. */
+	for (int k = 0; k < 4; k++)
+		if (!forge_read(qp.get(), k % 2 ? b : a, k % 2 ? mtu_ : 0,
+		                k % 2 ? kDupReadB : kDupReadA)) {
+			r_.fail(name, "sending the forged READs: %s", std::strerror(errno));
+			return;
+		}
+	Captured c;
+	unsigned answers_a = 0, firsts_b = 0, lasts_b = 0, between = 0;
+	bool a_intact = true, last_intact = false;
+
+	while (!(firsts_b >= 2 && lasts_b >= 1) && cap.next(&c, 10000) == 1) {
+		const uint8_t op = c.pkt.opcode;
+		const uint32_t psn = c.pkt.psn;
+
+		if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY && psn == a) {
+			a_intact = a_intact && c.payload.size() == kDupReadA &&
+			           !std::memcmp(c.payload.data(), big_.data(), kDupReadA);
+			answers_a++;
+		} else if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST && psn == b) {
+			firsts_b++;
+			lasts_b = 0; /* the LAST of this round counts */
+		} else if (op == SROCE_OP_RC_RDMA_READ_RESPONSE_LAST && psn == b_last) {
+			last_intact = c.payload.size() == mtu_ &&
+			              !std::memcmp(c.payload.data(), big_.data() + kDupReadB, mtu_);
+			lasts_b++;
+		}
+		if (answers_a == 1 && firsts_b)
+			between++; /* B's responses before A's second answer */
+	}
+	const unsigned long drops = cap.drops();
+	r_.info("%s: READ A of %u bytes, B of %u (%u responses), A and B again at once: A "
+	        "answered %u times (the second after %u of B's responses), B's responses "
+	        "started %u times; frames lost by the capture: %lu",
+	        name, kDupReadA, kDupReadB, nb, answers_a, between, firsts_b, drops);
+	if (drops && (answers_a < 2 || firsts_b < 2)) {
+		r_.fail(name, "the capture lost %lu frames: no verdict", drops);
+		return;
+	}
+	r_.check(answers_a == 2 && a_intact, std::string(name) + ".answered",
+	         "a duplicate READ of %u bytes, come while a READ of %u bytes after it was being "
+	         "answered, is answered again, its bytes intact",
+	         kDupReadA, kDupReadB);
+	r_.check(firsts_b == 2 && lasts_b == 1 && last_intact, std::string(name) + ".restart",
+	         "a duplicate of the READ being answered starts its responses over from its "
+	         "first PSN, and they end with its last bytes intact");
+	const int state = wait_qp_state(qp.get(), IBV_QPS_RTS, 0);
+	r_.check(state == IBV_QPS_RTS, std::string(name) + ".state", "the QP stays in RTS (%s)",
+	         qp_state_name(state));
+}
+
 void MsgSizeRun::responder(const PeerTarget &t, uint64_t send_bytes)
 {
 	std::string why;
@@ -580,6 +679,7 @@ void MsgSizeRun::responder(const PeerTarget &t, uint64_t send_bytes)
 	read_case("responder.read_over_max", uint64_t(max_msg_) + mtu_);
 	send_case("responder.send_over_max",
 	          send_bytes ? send_bytes : uint64_t(max_msg_) + 2 * mtu_);
+	read_dup_case("responder.read_dup_busy", t);
 }
 
 } // namespace

@@ -40,10 +40,10 @@
  */
 #include "commands.h"
 #include "report.h"
+#include "ring_util.h"
 #include "verbs_util.h"
 
 #include <infiniband/verbs.h>
-#include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 #include <sroce/sroce_ring.h>
 
@@ -55,8 +55,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -76,127 +74,8 @@ constexpr uint32_t kMsg = 128;
 constexpr int kTimeoutMs = 5000;
 /* flush_huge: as many WQEs per queue as the largest CQ holds (2^17). */
 constexpr uint32_t kHugeWr = 1u << 17;
-/*
- * flush_hostile: the longest the 1 ms sleeper may be kept from running
- * (or 4 times its longest wait before the flush, on a slower guest). An
- * unbroken flush of 2^20 WQEs keeps it waiting about 200 ms in a TCG guest.
- */
-constexpr double kMaxGapMs = 100;
 /* sq_prod_back: the wr_id of the SENDs in every slot past prod. */
 constexpr uint64_t kPastProd = 0xdead;
-
-using Mapping = std::pair<uintptr_t, uintptr_t>; /* [start, end) */
-
-/* The uverbs mappings of this process (the rings). */
-std::set<Mapping> uverbs_mappings()
-{
-	std::ifstream maps("/proc/self/maps");
-	std::set<Mapping> out;
-	std::string line;
-
-	while (std::getline(maps, line)) {
-		unsigned long start, end;
-
-		if (line.find("uverbs") == std::string::npos ||
-		    std::sscanf(line.c_str(), "%lx-%lx", &start, &end) != 2)
-			continue;
-		out.insert({start, end});
-	}
-	return out;
-}
-
-/* The mapping of @bytes that appeared between @before and now. */
-sroce_ring_hdr *new_ring(const std::set<Mapping> &before, size_t bytes)
-{
-	for (const Mapping &m : uverbs_mappings())
-		if (!before.count(m) && m.second - m.first == bytes)
-			return reinterpret_cast<sroce_ring_hdr *>(m.first);
-	return nullptr;
-}
-
-size_t ring_bytes(uint32_t entries, uint32_t stride)
-{
-	return sroce_ring_bytes(entries, stride, size_t(sysconf(_SC_PAGESIZE)));
-}
-
-/* An empty POST_SEND: the doorbell the provider rings when the kernel sleeps. */
-int doorbell(ibv_qp *qp)
-{
-	struct {
-		ib_uverbs_cmd_hdr hdr;
-		ib_uverbs_post_send cmd;
-	} req{};
-	ib_uverbs_post_send_resp resp{};
-
-	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	req.hdr.in_words = sizeof(req) / 4;
-	req.hdr.out_words = sizeof(resp) / 4;
-	req.cmd.response = reinterpret_cast<uintptr_t>(&resp);
-	req.cmd.qp_handle = qp->handle;
-	req.cmd.wqe_size = sizeof(ib_uverbs_send_wr);
-	return write(qp->context->cmd_fd, &req, sizeof(req)) == ssize_t(sizeof(req)) ? 0 : errno;
-}
-
-int64_t now_ns()
-{
-	timespec ts{};
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-/*
- * A thread that sleeps 1 ms at a time and records the longest it was kept
- * from running beyond that: on a single CPU, a system call or kernel work
- * that runs for long without letting the scheduler in shows up here.
- */
-class Sleeper
-{
-      public:
-	Sleeper() : thread_([this] { loop(); }) {}
-	~Sleeper() { stop(); }
-	Sleeper(const Sleeper &) = delete;
-	Sleeper &operator=(const Sleeper &) = delete;
-
-	double max_gap_ms() const { return double(max_ns_.load()) / 1e6; }
-	void reset() { max_ns_ = 0; }
-	/* Its longest wait in 300 ms of an idle run, then a fresh start. */
-	double baseline_ms()
-	{
-		usleep(300000);
-		const double gap = max_gap_ms();
-		reset();
-		return gap;
-	}
-	void stop()
-	{
-		if (thread_.joinable()) {
-			stop_ = true;
-			thread_.join();
-		}
-	}
-
-      private:
-	void loop()
-	{
-		const timespec ms{0, 1000000};
-		int64_t last = now_ns();
-
-		while (!stop_) {
-			nanosleep(&ms, nullptr);
-			const int64_t t = now_ns();
-			const int64_t gap = t - last - 1000000;
-
-			if (gap > max_ns_)
-				max_ns_ = gap;
-			last = t;
-		}
-	}
-
-	std::atomic<bool> stop_{false};
-	std::atomic<int64_t> max_ns_{0};
-	std::thread thread_; /* last: starts once the fields above exist */
-};
 
 enum class Case {
 	bad_opcode,
@@ -297,7 +176,7 @@ bool RingRun::connect(ibv_qp *qp, uint32_t dest)
 bool RingRun::make_pair(Pair *p, const std::string &name)
 {
 	ibv_qp_init_attr ia{};
-	std::set<Mapping> before;
+	std::set<MapRange> before;
 
 	p->cq.reset(ibv_create_cq(ctx_, 2 * kRecvWr, nullptr, nullptr, 0));
 	if (!p->cq)
@@ -601,22 +480,11 @@ void RingRun::prod_back()
 QpPtr RingRun::flush_qp(const std::string &name, ibv_cq *scq, ibv_cq *rcq, uint32_t n,
                         sroce_ring_hdr **sq, sroce_ring_hdr **rq)
 {
-	ibv_qp_init_attr ia{};
+	std::string why;
+	QpPtr qp = ring_qp(pd_.get(), scq, rcq, n, n, sq, rq, &why);
 
-	ia.send_cq = scq;
-	ia.recv_cq = rcq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = n;
-	ia.cap.max_recv_wr = n;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	const std::set<Mapping> before = uverbs_mappings();
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
-	*sq = qp ? new_ring(before, ring_bytes(n, sroce_send_wqe_stride(1, 0))) : nullptr;
-	*rq = qp ? new_ring(before, ring_bytes(n, sroce_recv_wqe_stride(1))) : nullptr;
-	if (!*sq || !*rq) {
-		r_.fail(name + ".setup", "a QP of %u + %u WQEs and its rings (%s)", n, n,
-		        qp ? "rings not found" : errno_name(null_errno()).c_str());
+	if (!qp) {
+		r_.fail(name + ".setup", "a QP of %u + %u WQEs: %s", n, n, why.c_str());
 		return nullptr;
 	}
 	QpTransition init = to_init(IBV_QPT_RC, IBV_ACCESS_LOCAL_WRITE);
@@ -745,8 +613,9 @@ void RingRun::flush_huge()
  * both are filled again and their doorbells rung, kHostileRounds times.
  * Only the first CQEs fit (IBV_EVENT_CQ_ERR), but every WQE must be
  * consumed (cons reaches prod), and a thread of this process that sleeps
- * 1 ms at a time must never wait kMaxGapMs or more: the flush gives the
- * CPU up between batches instead of running 2^20 WQEs with softirqs off.
+ * 1 ms at a time must never wait sleeper_limit_ms() or more: the flush
+ * gives the CPU up between batches instead of running 2^20 WQEs with
+ * softirqs off.
  */
 void RingRun::flush_hostile()
 {
@@ -813,7 +682,7 @@ void RingRun::flush_hostile()
 	         got == 1 ? ibv_event_type_str(ev.event_type) : "no async event");
 	if (got == 1)
 		ibv_ack_async_event(&ev);
-	const double limit = std::max(kMaxGapMs, 4 * base_gap);
+	const double limit = sleeper_limit_ms(base_gap);
 	r_.check(gap < limit, name + ".responsive",
 	         "a sleeping thread was never kept waiting %.0f ms or more while the QP flushed "
 	         "(%.1f ms)",

@@ -35,8 +35,6 @@ namespace vc
 namespace
 {
 
-using SrqPtr = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>>;
-
 constexpr uint32_t kMsg = 256;  /* bytes per message */
 constexpr uint32_t kSlots = 64; /* receive buffers */
 constexpr uint32_t kFirst = 16; /* receives posted before arming */

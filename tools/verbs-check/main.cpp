@@ -31,6 +31,9 @@ static const char usage_text[] =
     "      extended CQ completion timestamps, raw and wall clock (loopback)\n"
     "  ring DEV [--gid-index I]\n"
     "      forged WQEs and ring indices in sroce's mapped rings (loopback)\n"
+    "  bound DEV [--gid-index I] [--cases LIST] [--srq-sge N]\n"
+    "      SRQ/CQ resize, a full SQ of memory operations and its ACK, a huge ring\n"
+    "      mapping: the work is done right and never keeps the CPU for long\n"
     "  srq DEV [--gid-index I]\n"
     "      SRQ limit event, resize with receives posted, SRQ rules (loopback)\n"
     "  isolation DEV [--gid-index I] [--publish FILE [--hold S] | --foreign FILE]\n"
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
 	    {"resporder", vc::cmd_resporder},
 	    {"stress", vc::cmd_stress},
 	    {"memcg", vc::cmd_memcg},
+	    {"bound", vc::cmd_bound},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */

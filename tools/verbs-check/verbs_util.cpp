@@ -357,15 +357,31 @@ ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, ui
 	return wr;
 }
 
-int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
-               const char **stage)
+
+ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr)
+{
+	ibv_qp_init_attr ia{};
+
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = send_wr;
+	ia.cap.max_recv_wr = recv_wr;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	return ia;
+}
+
+int connect_rc_from(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+                    ibv_qp_state from, uint8_t timeout, const char **stage)
 {
 	QpTransition steps[3] = {to_init(IBV_QPT_RC, access), to_rtr(IBV_QPT_RC, gid, dest_qpn),
 	                         to_rts(IBV_QPT_RC)};
 	static const char *const names[3] = {"INIT", "RTR", "RTS"};
 
 	steps[2].attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
-	for (int i = 0; i < 3; i++) {
+	steps[2].attr.timeout = timeout;
+	for (int i = from == IBV_QPS_RTR ? 1 : 0; i < 3; i++) {
 		int err = ibv_modify_qp(qp, &steps[i].attr, steps[i].mask);
 
 		if (err) {
@@ -375,6 +391,12 @@ int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int
 		}
 	}
 	return 0;
+}
+
+int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+               const char **stage)
+{
+	return connect_rc_from(qp, gid, dest_qpn, access, IBV_QPS_INIT, kTimeout, stage);
 }
 
 } /* namespace vc */

@@ -78,6 +78,7 @@ using MrPtr = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_mr, ibv_dereg_mr>>;
 using CqPtr = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_cq, ibv_destroy_cq>>;
 using QpPtr = std::unique_ptr<ibv_qp, VerbsDeleter<ibv_qp, ibv_destroy_qp>>;
 using AhPtr = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_ah, ibv_destroy_ah>>;
+using SrqPtr = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>>;
 using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
 using ChannelPtr =
     std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, ibv_destroy_comp_channel>>;
@@ -152,6 +153,9 @@ ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms);
  */
 int wait_qp_state(ibv_qp *qp, ibv_qp_state want, int timeout_ms);
 
+/* Creation attributes of an RC QP on @cq: @send_wr and @recv_wr WQEs of one SGE. */
+ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr);
+
 /* Polls @cq until @want completions arrived or @timeout_ms passed. */
 int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms);
 
@@ -182,6 +186,14 @@ int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int
  */
 ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, uint64_t addr,
                        uint64_t length, unsigned int access);
+
+/*
+ * The walk of connect_rc() from @from: IBV_QPS_INIT (all of it) or
+ * IBV_QPS_RTR (a QP already in INIT goes to RTR and RTS), with local ACK
+ * timeout @timeout (4.096 us * 2^timeout) instead of kTimeout.
+ */
+int connect_rc_from(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+                    ibv_qp_state from, uint8_t timeout, const char **stage = nullptr);
 
 /* The values to_rtr() and to_rts() set, for comparing a query. */
 enum : uint32_t {
