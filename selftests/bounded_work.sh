@@ -4,14 +4,17 @@
 # Kernel work whose size user space chooses must give the CPU up
 # ("sroce-verbs-check bound", one device, loopback): growing an SRQ that
 # holds 2^19 receives, resizing a full CQ of 2^17 CQEs, an SQ of 2^20
-# memory operations (BIND_MW) behind an unacknowledged SEND and the one ACK
-# that then completes them all, and mapping a 256 MiB ring. Each must be
+# memory operations (BIND_MW) behind an unacknowledged SEND (the requester
+# starts at most 256 WQEs before an answer) and the ACKs that then
+# complete them all, and mapping a 256 MiB ring. Each must be
 # done right (every WQE and CQE kept or completed once, in order; the
 # payloads, and an RDMA READ through the bound window, byte for byte) while
 # a SCHED_FIFO thread of the process that sleeps 1 ms at a time (a
 # cyclictest-like probe: only code that cannot be preempted delays it) is
 # never kept waiting 100 ms (with one vCPU; with more it may run
-# elsewhere); an ordinary such thread's wait is reported. The soft-lockup
+# elsewhere; the SRQ resize may add what creating an SRQ of the new size
+# kept it waiting: the allocator's and KASAN's work, not sroce's); an
+# ordinary such thread's wait is reported. The soft-lockup
 # detector gets its shortest threshold (kernel.watchdog_thresh=1: a CPU
 # held for 2 s is reported, and the rig fails the test on the splat). On a
 # kernel with dynamic preemption (Debian's) the test runs with preemption

@@ -5,7 +5,9 @@
 # sroce-integrity order (tools/integrity/order.cpp), each case on a fresh RC
 # QP pair, each guest taking turns as requester. One post: a 1 MiB READ
 # followed by FETCH_AND_ADD, by CMP_AND_SWAP, by a SEND, by an RDMA WRITE,
-# and a mixed chain of three READs, three atomics, a SEND and a WRITE. Every
+# and a mixed chain of three READs, three atomics, a SEND and a WRITE; and
+# a BIND_MW (a memory operation: no packet) as the last WQE behind a READ
+# or an atomic, which completes once they are answered. Every
 # completion must be a success, in the order posted; every byte each READ
 # brings back, each atomic's original value and the atomic words' new
 # values, the SEND's receive and the WRITE's bytes are checked. No
@@ -25,5 +27,5 @@ rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 integ_init
 integ_pair order-ipv4 90 4 18624 order --timeout 10
-grep -q '^sroce-integrity order: PASS .*cases=20 failed=0 skipped=0' "$INTEG_LOG" ||
-	rig_fail "not all 20 cases ran and passed: $INTEG_SUMMARY"
+grep -q '^sroce-integrity order: PASS .*cases=24 failed=0 skipped=0' "$INTEG_LOG" ||
+	rig_fail "not all 24 cases ran and passed: $INTEG_SUMMARY"

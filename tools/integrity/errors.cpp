@@ -259,11 +259,6 @@ enum : uint64_t {
 	kWrMwSendInv = 8,
 };
 
-struct MwDeleter {
-	void operator()(ibv_mw *p) const { ibv_dealloc_mw(p); }
-};
-using MwPtr = std::unique_ptr<ibv_mw, MwDeleter>;
-
 class ErrorCases
 {
       public:

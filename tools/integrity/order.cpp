@@ -19,6 +19,9 @@
  *   burst_write      READ 96 MTUs, RDMA WRITE of an MTU - 300 B
  *   burst_mixed      READ 96 MTUs, FETCH_AND_ADD, SEND, CMP_AND_SWAP,
  *                    WRITE, FETCH_AND_ADD, READ 3 MTUs + 5 B
+ *   read_bind        READ 96 MTUs, BIND_MW (a type 2 window over the
+ *                    requester's READ buffer; nothing posted after it)
+ *   atomic_bind      FETCH_AND_ADD, BIND_MW
  *
  * A requester keeps few PSNs unanswered (sroce: 128 behind a message
  * shorter than an MTU, 128 KiB worth behind a longer one; rdma_rxe: 128):
@@ -46,6 +49,7 @@
 #include "modes.h"
 #include "session.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -59,7 +63,7 @@ namespace integ
 namespace
 {
 
-enum class OKind : uint8_t { read, fetch_add, cmp_swap, send, write };
+enum class OKind : uint8_t { read, fetch_add, cmp_swap, send, write, bind };
 
 /* An operation of @mtus path MTUs plus @extra bytes (READ, SEND, WRITE). */
 struct Op {
@@ -85,6 +89,11 @@ constexpr Op kCmpSwap = {OKind::cmp_swap, 0, 8};
 /* One packet each: a longer message waits for a smaller window. */
 constexpr Op kSendSmall = {OKind::send, 1, -77};
 constexpr Op kWriteSmall = {OKind::write, 1, -300};
+/*
+ * A memory operation sends nothing: it completes once everything before it
+ * is answered, also when that is a READ or an atomic and nothing follows.
+ */
+constexpr Op kBind = {OKind::bind, 0, 0};
 
 constexpr OSpec kOSpecs[] = {
     {"read_fetch_add", 2, {kRead1M, kFetchAdd}},
@@ -108,6 +117,8 @@ constexpr OSpec kOSpecs[] = {
     {"burst_mixed",
      7,
      {kReadBurst, kFetchAdd, kSendSmall, kCmpSwap, kWriteSmall, kFetchAdd, {OKind::read, 3, 5}}},
+    {"read_bind", 2, {kReadBurst, kBind}},
+    {"atomic_bind", 2, {kFetchAdd, kBind}},
 };
 constexpr unsigned kOCases = sizeof(kOSpecs) / sizeof(kOSpecs[0]);
 
@@ -249,7 +260,7 @@ bool OrderCases::setup(std::string *why)
 	if (write_mr_)
 		recv_mr_ = reg_mr(pd, recv_, lw, why);
 	if (recv_mr_)
-		back_mr_ = reg_mr(pd, back_, lw, why);
+		back_mr_ = reg_mr(pd, back_, lw | IBV_ACCESS_MW_BIND, why);
 	if (back_mr_)
 		out_mr_ = reg_mr(pd, out_, 0, why);
 	if (out_mr_)
@@ -318,6 +329,8 @@ int wc_opcode_of(OKind k)
 		return IBV_WC_COMP_SWAP;
 	case OKind::send:
 		return IBV_WC_SEND;
+	case OKind::bind:
+		return IBV_WC_BIND_MW;
 	default:
 		return IBV_WC_RDMA_WRITE;
 	}
@@ -334,6 +347,7 @@ bool OrderCases::requester_half(unsigned k, Pair &p)
 	unsigned atom_no[kMaxOps]{};
 	std::vector<uint8_t> buf;
 	std::string why;
+	MwPtr mw;
 
 	std::memset(back_.data(), 0, kBackBytes);
 	std::memset(res_.data(), 0, kAtomBytes);
@@ -383,6 +397,21 @@ bool OrderCases::requester_half(unsigned k, Pair &p)
 				wr[i].wr.rdma.rkey = wr_target.rkey;
 			}
 			out_off += len(op);
+			break;
+		case OKind::bind:
+			mw.reset(ibv_alloc_mw(s_.dev.pd.get(), IBV_MW_TYPE_2));
+			if (!mw) {
+				log().fail("%s: ibv_alloc_mw type 2: %s", tag_.c_str(),
+				           std::strerror(errno));
+				return s_.give_up(tag_ + ": no window");
+			}
+			wr[i].sg_list = nullptr;
+			wr[i].num_sge = 0;
+			wr[i].opcode = IBV_WR_BIND_MW;
+			wr[i].bind_mw.mw = mw.get();
+			wr[i].bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+			wr[i].bind_mw.bind_info = {back_mr_.get(), back_.addr(), 4096,
+			                           IBV_ACCESS_REMOTE_READ};
 			break;
 		}
 	}

@@ -38,6 +38,9 @@ struct SrqDeleter {
 struct QpDeleter {
 	void operator()(ibv_qp *p) const { ibv_destroy_qp(p); }
 };
+struct MwDeleter {
+	void operator()(ibv_mw *p) const { ibv_dealloc_mw(p); }
+};
 using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
 using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
 using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
@@ -45,6 +48,7 @@ using CompChannelPtr = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
 using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
+using MwPtr = std::unique_ptr<ibv_mw, MwDeleter>;
 
 /* The opened device, its protection domain and the GID we talk from. */
 struct Device {

@@ -357,7 +357,6 @@ ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, ui
 	return wr;
 }
 
-
 ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr)
 {
 	ibv_qp_init_attr ia{};
