@@ -91,14 +91,31 @@ static bool sroce_comp_woke(struct sroce_qp *qp)
 }
 
 /*
+ * Complete the memory operations (no PSN) at the head of the send queue
+ * once everything before them is answered: whoever answers the WQE before
+ * one calls this, the requester when it goes past one (sroce_comp_sent())
+ * and the READ and atomic answers, after which nothing else may come for
+ * the QP (a READ or atomic followed only by a BIND_MW).
+ */
+static void sroce_comp_retire_local(struct sroce_qp *qp)
+{
+	struct sroce_swqe *s;
+
+	while (sroce_comp_outstanding(qp)) {
+		s = sroce_swqe_get(qp, qp->sq.idx);
+		if (s->kind != SROCE_SWQE_LOCAL || s->first_psn != qp->comp.psn)
+			break;
+		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+	}
+}
+
+/*
  * The requester has sent every packet of the WQE before req.idx. UC and
  * UD WQEs complete now (no response will come); RC ones wait for the
  * ACK under the local ACK timeout. Called with sq_lock held.
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {
-	struct sroce_swqe *s;
-
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		qp->req.started_end = qp->req.idx;
 		while (qp->sq.idx != qp->req.idx)
@@ -106,13 +123,7 @@ void sroce_comp_sent(struct sroce_qp *qp)
 					  IB_WC_SUCCESS);
 		return;
 	}
-	/* Memory operations at the head: everything before is answered. */
-	while (sroce_comp_outstanding(qp)) {
-		s = sroce_swqe_get(qp, qp->sq.idx);
-		if (s->kind != SROCE_SWQE_LOCAL || s->first_psn != qp->comp.psn)
-			break;
-		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
-	}
+	sroce_comp_retire_local(qp);
 	if (!sroce_comp_outstanding(qp))
 		return;
 	if (!timer_pending(&qp->comp.rto))
@@ -381,6 +392,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_req_flush_answered(qp, s);
 		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+		sroce_comp_retire_local(qp);
 		sroce_comp_unblock(qp);
 		return;
 	}
@@ -397,6 +409,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 	if (flags & SROCE_OPF_LAST) {
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+		sroce_comp_retire_local(qp);
 		sroce_comp_unblock(qp);
 	}
 }
@@ -413,6 +426,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 		return;
 	sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 	sroce_comp_retire(qp, s, IB_WC_SUCCESS);
+	sroce_comp_retire_local(qp);
 	sroce_comp_unblock(qp);
 }
 
