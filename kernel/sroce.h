@@ -412,7 +412,7 @@ struct sroce_srq {
 	bool is_user;
 	spinlock_t lock;	/* consumers (responders), limit */
 	spinlock_t post_lock;	/* kernel post_srq_recv (producer) */
-	struct mutex resize_lock;	/* one resize at a time */
+	struct mutex resize_lock;	/* modify_srq: one at a time */
 	struct sroce_queue rq;
 	u32 max_sge;
 	u32 limit;		/* armed SRQ limit; 0: not armed */

@@ -212,8 +212,7 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 num_entries,
 		}
 	}
 
-	/* srq->rq changes only here, under resize_lock. */
-	mutex_lock(&srq->resize_lock);
+	/* srq->rq changes only here, under resize_lock (sroce_modify_srq()). */
 	for (round = 0; ; round++) {
 		spin_lock_irqsave(&srq->post_lock, flags);
 		spin_lock(&srq->lock);
@@ -224,7 +223,6 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 num_entries,
 			break;
 		sroce_srq_copy(srq, &c, prod, true);
 	}
-	mutex_unlock(&srq->resize_lock);
 	/* The ring not in use: the old one, or the new one on failure. */
 	sroce_queue_cleanup(&fresh);
 	return err < 0 ? err : err ? 0 : -EBUSY;
@@ -250,33 +248,40 @@ int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (err && (mask & IB_SRQ_MAX_WR))
 		return err;
 
+	if ((mask & IB_SRQ_MAX_WR) && udata && !cmd.resp_addr)
+		return -EINVAL;
+	/*
+	 * uverbs does not serialise modifies of one SRQ: the ring's size is
+	 * read and changed under resize_lock.
+	 */
+	mutex_lock(&srq->resize_lock);
+	err = 0;
 	if (mask & IB_SRQ_MAX_WR) {
-		if (udata && !cmd.resp_addr)
-			return -EINVAL;
 		n = sroce_ring_entries_for(attr->max_wr, SROCE_MAX_SRQ_WR);
-		if (!n)
-			return -EINVAL;
-		if (n != srq->rq.num_entries) {
+		if (!n) {
+			err = -EINVAL;
+		} else if (n != srq->rq.num_entries) {
 			err = sroce_srq_resize(srq, n, udata, cmd.resp_addr);
-			if (err)
-				return err;
 		} else if (udata) {
 			struct sroce_create_srq_resp keep = {};
 
 			/* rq.size 0: the ring was kept. */
 			if (copy_to_user(u64_to_user_ptr(cmd.resp_addr), &keep,
 					 sizeof(keep)))
-				return -EFAULT;
+				err = -EFAULT;
 		}
 	}
-	if (mask & IB_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->rq.num_entries)
-			return -EINVAL;
-		spin_lock_bh(&srq->lock);
-		srq->limit = attr->srq_limit;
-		spin_unlock_bh(&srq->lock);
+	if (!err && (mask & IB_SRQ_LIMIT)) {
+		if (attr->srq_limit > srq->rq.num_entries) {
+			err = -EINVAL;
+		} else {
+			spin_lock_bh(&srq->lock);
+			srq->limit = attr->srq_limit;
+			spin_unlock_bh(&srq->lock);
+		}
 	}
-	return 0;
+	mutex_unlock(&srq->resize_lock);
+	return err;
 }
 
 int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
