@@ -72,7 +72,7 @@ sed 's/^/    /' "$dir/stress.log" | grep -v '^    PASS' | tail -n 20
 ops=$(stress_ops "$dir/stress.log")
 [ -n "$ops" ] || rig_fail "the stress run printed no operation counts"
 rig_log "stress ($RIG_ROLE): $ops"
-rig_metric stress_races "$(echo "$ops" | sed -n 's/.* \([0-9]*\) bind\/dereg races.*/\1/p')" races
+rig_metric stress_races "$(echo "$ops" | sed -n 's/.*, \([0-9]*\) bind\/dereg.*/\1/p')" races
 rc=0
 rig_bg_wait "$side_pid" || rc=$?
 if rig_is_a; then
