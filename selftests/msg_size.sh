@@ -18,8 +18,8 @@
 #   would do. A duplicate of a READ that comes while the responses of a
 #   16 MiB READ after it are going out (a go-back-N requester that lost a
 #   response) is answered at once, and a duplicate of the long READ starts
-#   its responses over; the tool reads them on msgv1 frame by frame (the
-#   veth sends one frame per packet, gso_max_segs 1).
+#   its responses over; the tool reads them on msgv1 frame by frame
+#   (ctrl_forged_peer).
 # timeout: 300
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
@@ -29,10 +29,6 @@
 ctrl_init
 # The forged peer: 10.77.9.2, an address no interface has, through msgv1.
 ctrl_forged_peer sroce1 msgv0 msgv1 10.77.9
-# read_dup_busy reads every response back: one frame per packet, and room
-# for thousands of them in the backlog (as resp_order.sh).
-ip link set msgv0 gso_max_segs 1 || rig_fail "msgv0: gso_max_segs 1"
-ctrl_sysctl net.core.netdev_max_backlog 100000
 
 log=$RIG_TEST_OUT/msgsize.log
 args=(msgsize sroce0 --target sroce1 --inject msgv1 --peer-ip 10.77.9.2)

@@ -25,13 +25,6 @@
 
 ctrl_init
 ctrl_forged_peer sroce1 rordv0 rordv1 10.77.10
-# One frame per packet on the wire: sroce sends runs of packets as UDP GSO
-# bursts, which a veth passes on whole (the capture would see one frame);
-# with at most one segment per skb the stack splits them before the veth.
-ip link set rordv0 gso_max_segs 1 || rig_fail "rordv0: gso_max_segs 1"
-# Thousands of READ responses reach rordv1 faster than softirqs, behind the
-# high-priority work item that builds them, take them off the input backlog.
-ctrl_sysctl net.core.netdev_max_backlog 100000
 
 log=$RIG_TEST_OUT/resporder.log
 args=(resporder --target sroce1 --inject rordv1 --peer-ip 10.77.10.2)

@@ -208,10 +208,16 @@ ctrl_veth() {
 # ctrl_forged_peer DEV V0 V1 NET: RDMA device DEV on veth end V0 (MTU 4200,
 # address NET.1/24) for a forged peer (tools/verbs-check/forged_peer.h) that
 # injects on the other end V1 from NET.2, an address no interface has: its
-# neighbour entry points at V1.
+# neighbour entry points at V1. The peer reads back every packet DEV sends:
+# one frame per packet (sroce's UDP GSO bursts would reach the veth whole;
+# with one segment per skb the stack splits them first), and room on the
+# input backlog for thousands of READ responses, which the work item builds
+# faster than softirqs take them off.
 ctrl_forged_peer() {
 	local dev=$1 v0=$2 v1=$3 net=$4
 	ctrl_veth "$v0" "$v1"
+	ip link set "$v0" gso_max_segs 1 || rig_fail "$v0: gso_max_segs 1"
+	ctrl_sysctl net.core.netdev_max_backlog 100000
 	ip link set "$v0" mtu 4200 || rig_fail "$v0: MTU 4200"
 	ip link set "$v1" mtu 4200 || rig_fail "$v1: MTU 4200"
 	ip addr add "$net.1/24" dev "$v0" || rig_fail "ip addr add on $v0"
