@@ -15,7 +15,9 @@
 #   and a region of its own) completes the receive with IBV_WC_LOC_LEN_ERR
 #   and places nothing past max_msg_sz. SROCE_MSGSIZE_SEND_BYTES=4294975488
 #   (4 GiB + 2 MTUs, twice as long) shows what a 32-bit receive offset
-#   would do. A duplicate of a READ that comes while the responses of a
+#   would do; SROCE_MSGSIZE_SEND_BYTES=none leaves that SEND out (make test
+#   does on the debug kernel, where it takes 6 minutes, and runs it on
+#   6.12). A duplicate of a READ that comes while the responses of a
 #   16 MiB READ after it are going out (a go-back-N requester that lost a
 #   response) is answered at once, and a duplicate of the long READ starts
 #   its responses over; the tool reads them on msgv1 frame by frame
@@ -37,9 +39,14 @@ rc=0
 rig_run 270 "$CTRL_VC" "${args[@]}" >"$log" 2>&1 || rc=$?
 sed 's/^/    /' "$log"
 [ "$rc" = 0 ] || rig_fail "sroce-verbs-check msgsize exited $rc"
-for c in requester.send_over_max requester.send_wraps_u32 requester.write_over_max \
-	requester.read_over_max responder.write_at_max responder.write_over_max \
-	responder.read_over_max responder.send_over_max responder.read_dup_busy.answered \
-	responder.read_dup_busy.restart; do
+cases=(requester.send_over_max requester.send_wraps_u32 requester.write_over_max
+	requester.read_over_max responder.write_at_max responder.write_over_max
+	responder.read_over_max responder.read_dup_busy.answered responder.read_dup_busy.restart)
+if [ "${SROCE_MSGSIZE_SEND_BYTES:-}" = none ]; then
+	rig_log "responder.send_over_max not run (SROCE_MSGSIZE_SEND_BYTES=none)"
+else
+	cases+=(responder.send_over_max)
+fi
+for c in "${cases[@]}"; do
 	grep -q "^PASS $c:" "$log" || rig_fail "no PASS line for $c"
 done
