@@ -461,14 +461,20 @@ t1=$(now)
 
 # First splat in a kernel log, as "LABEL in dmesg: line".
 find_splat() {
-	local file=$1 label re line
+	local file=$1 label re line frames
 	[ -s "$file" ] || return 1
 	while IFS=$'\t' read -r label re; do
 		case "$label" in '#'* | '') continue ;; esac
-		line=$(grep -E -m 1 -- "$re" "$file" || true)
+		line=$(grep -E -m 1 -n -- "$re" "$file" || true)
 		if [ -n "$line" ]; then
-			line=$(echo "$line" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)
-			echo "$label in dmesg: $line"
+			# The first frames of its call trace say which object or
+			# path it was, where the line alone does not.
+			frames=$(tail -n +"${line%%:*}" "$file" | head -n 60 |
+				sed -n '/Call Trace:/,$p' | sed -E 's/^\[ *[0-9.]+\] //' |
+				grep -E '^ +[a-z_][a-z0-9_.]*\+0x' | head -n 4 |
+				sed -E 's/^ +//; s/\+0x.*//' | tr '\n' ' ')
+			line=$(echo "${line#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)
+			echo "$label in dmesg: $line${frames:+ (trace: ${frames% })}"
 			return 0
 		fi
 	done <"$here/splat-patterns"
