@@ -30,6 +30,17 @@ perf_pair() {
 			return 1
 		fi
 		rig_signal "listen-$name"
+		# A client that lost perftest's -R race (below) is gone: its
+		# verdict stops the server, which would wait out its limit.
+		local verdict=$RIG_TEST_SYNC/$RIG_PEER_ROLE.m.verdict-$name v
+		while kill -0 "$pid" 2>/dev/null; do
+			if [ -e "$verdict" ]; then
+				read -r v <"$verdict.val" || v=""
+				[ -n "$v" ] && [ "$v" != no ] && kill "$pid" 2>/dev/null
+				break
+			fi
+			rig_sleep 0.2
+		done
 		rc=0
 		wait "$pid" || rc=$?
 	else
@@ -38,18 +49,32 @@ perf_pair() {
 		timeout -k 3 "$t" "$@" -p "$PERF_PORT" "$RIG_PEER_IP4" >"$PERF_LOG" 2>&1 || rc=$?
 	fi
 	sed 's/^/    /' "$PERF_LOG"
-	# perftest calibrates its clock at start; on a loaded host the fit can
-	# fail ("Correlation coefficient r^2 ... < 0.9") and it then reports
-	# 0.00: guest b asks for one more run (once) in that case.
-	local again=no
+	# Guest b asks for one more run (once) when perftest itself lost:
+	# - it calibrates its clock at start; on a loaded host the fit can
+	#   fail ("Correlation coefficient r^2 ... < 0.9") and it then reports
+	#   0.00;
+	# - with -R, the server binds and listens for the test QPs only after
+	#   the handshake over its first connection, while the client connects
+	#   them as soon as the handshake is done: when the client's REQ wins,
+	#   the server's ib_cm answers "invalid service ID" (REJ reason 8,
+	#   "RDMA_CM_EVENT_REJECTED; error: 8"), and perftest 4.5's own retry
+	#   reuses the IDs it has just destroyed and crashes in librdmacm
+	#   (Documentation/testing.rst). Any device, rxe too, can lose it.
+	local again=""
 	if rig_is_b; then
-		[ "${PERF_RETRY:-1}" = 1 ] && grep -q "^Correlation coefficient" "$PERF_LOG" && again=yes
-		rig_signal "verdict-$name" "$again"
+		if [ "${PERF_RETRY:-1}" = 1 ]; then
+			if grep -q "^Correlation coefficient" "$PERF_LOG"; then
+				again="perftest could not calibrate its clock"
+			elif grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$PERF_LOG"; then
+				again="the server was not listening yet (perftest -R race, REJ invalid service ID)"
+			fi
+		fi
+		rig_signal "verdict-$name" "${again:-no}"
 	else
 		again=$(rig_wait "verdict-$name" 60) || again=no
 	fi
-	if [ "$again" = yes ]; then
-		rig_log "$1: perftest could not calibrate its clock; once more"
+	if [ -n "$again" ] && [ "$again" != no ]; then
+		rig_log "$1: $again; once more"
 		PERF_RETRY=2 perf_pair "$name-again" "$t" "$@"
 		return
 	fi
@@ -62,7 +87,20 @@ perf_pair() {
 		rig_log "$1 reported an error: ${err//$'\n'/ / }"
 		[ "$rc" = 0 ] && rc=1
 	fi
+	[ "$rc" = 0 ] || perf_counters "$1"
 	return "$rc"
+}
+
+# perf_counters NAME: this guest's non-zero device counters, after a failed
+# run (retransmissions, timeouts, NAKs and drops say what went wrong).
+perf_counters() {
+	local f v line=""
+	for f in /sys/class/infiniband/"$RIG_DEV"/ports/1/hw_counters/*; do
+		[ -r "$f" ] || continue
+		read -r v <"$f" 2>/dev/null || continue
+		[ "$v" != 0 ] && line+=" ${f##*/}=$v"
+	done
+	rig_log "$1: $RIG_DEV counters:${line:- none}"
 }
 
 # The numbers after "SIZE ITERATIONS" on the result row of a perftest log.
