@@ -509,6 +509,8 @@ struct sroce_comp {
 	u8 rnr_retry_left;
 	bool rnr_wait;
 	bool implied_nak;	/* rewound for a lost READ/atomic response */
+	bool probe;		/* after an ACK timeout: one packet, then wait */
+	u32 probe_end;		/* req.psn_max at the timeout */
 	bool wake_req;		/* an answer unblocked the requester */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;

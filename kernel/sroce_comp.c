@@ -442,12 +442,42 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	sroce_comp_unblock(qp);
 }
 
+/*
+ * The first answer after an ACK timeout (@pkt, already taken): the window
+ * opens again. A positive answer says the responder is at work on what
+ * was sent before the timeout, whose answers are on their way (the idea
+ * of RFC 5682's F-RTO, which tells a spurious timeout from a loss by the
+ * answers after it): the requester goes on after what it had sent instead
+ * of sending it again. Were some of it lost, the new packets draw a
+ * sequence NAK, or the next timeout a probe for it. (Which answer is the
+ * probe's own cannot be told: the first response of a READ sent before
+ * the timeout acknowledges one PSN, as the probe's would.) A NAK, or an
+ * answer that implies a lost READ or atomic response, leaves the
+ * go-back-N rewind as it is.
+ */
+static void sroce_comp_probe_answered(struct sroce_qp *qp,
+				      const struct sroce_pkt *pkt)
+{
+	u32 flags = pkt->info->flags;
+	bool positive = (flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) ||
+			sroce_aeth_type(pkt->aeth.syndrome) == SROCE_AETH_ACK;
+
+	qp->comp.probe = false;
+	if (!sroce_comp_live(qp))
+		return;
+	if (positive && !qp->comp.implied_nak &&
+	    sroce_psn_diff(qp->req.psn, qp->comp.probe_end) < 0)
+		sroce_req_rewind(qp, qp->comp.probe_end);
+	qp->req.blocked = true;
+	sroce_comp_unblock(qp);
+}
+
 /* A response packet for an RC QP; softirq context. */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt)
 {
 	u32 flags = pkt->info->flags;
-	bool wake;
+	bool wake, probe;
 
 	spin_lock(&qp->sq_lock);
 	if (!sroce_comp_live(qp)) {
@@ -462,6 +492,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		goto out;
 	}
 
+	probe = qp->comp.probe;
 	if (flags & SROCE_OPF_READ) {
 		sroce_comp_read_resp(qp, skb, pkt);
 	} else if (flags & SROCE_OPF_ATOMIC) {
@@ -481,6 +512,8 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 			break;
 		}
 	}
+	if (probe)
+		sroce_comp_probe_answered(qp, pkt);
 out:
 	wake = sroce_comp_woke(qp);
 	spin_unlock(&qp->sq_lock);
@@ -489,7 +522,17 @@ out:
 		sroce_req_run_softirq(qp);
 }
 
-/* Local ACK timeout: resend from the oldest unacknowledged PSN. */
+/*
+ * Local ACK timeout: resend from the oldest unacknowledged PSN, but one
+ * packet (asking for an ACK) until the responder answers (comp.probe,
+ * sroce_req_window(), sroce_comp_probe_answered()). The IBA leaves the
+ * size of a go-back-N resend to the requester; rxe resends the window.
+ * On a slow responder most timeouts are spurious: resending the window
+ * buried it in up to 128 duplicates per timeout, which pushed its answers
+ * past the next timeout, until the retry count ran out (ib_send_bw on the
+ * debug kernel of a loaded host: 2364 duplicates at the responder,
+ * IBV_WC_RETRY_EXC_ERR at the requester, not one packet lost).
+ */
 static void sroce_comp_rto_fire(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, comp.rto);
@@ -505,6 +548,8 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	}
 	qp->comp.retry_left--;
 	sroce_comp_rto_arm(qp);
+	qp->comp.probe = true;
+	qp->comp.probe_end = qp->req.psn_max;
 	sroce_comp_resend(qp, qp->comp.psn);
 out:
 	wake = sroce_comp_woke(qp);

@@ -468,6 +468,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->req.fetch_end = prod;
 	qp->req.started_end = prod;
 	qp->comp.rnr_wait = false;
+	qp->comp.probe = false;
 	spin_unlock_bh(&qp->sq_lock);
 	sroce_resp_reset(qp);
 	dst_cache_reset(&qp->dst_cache);

@@ -222,6 +222,9 @@ static u32 sroce_req_window(struct sroce_qp *qp, const struct sroce_swqe *s)
 {
 	u32 mtu = sroce_qp_mtu(qp);
 
+	/* After an ACK timeout, one packet until an answer comes. */
+	if (qp->comp.probe)
+		return 1;
 	/* Messages shorter than a packet: the PSN limit bounds the bytes. */
 	if (s->length < mtu)
 		return SROCE_MAX_INFLIGHT_PSNS;

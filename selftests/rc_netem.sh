@@ -8,7 +8,8 @@
 # checked), and the qdisc is taken off again. Scenarios: loss 1%, loss 10%,
 # reordering (25% of the packets overtake the others, which are delayed),
 # duplication 5%, corruption 1% (one flipped bit, which the ICRC must
-# catch) and delay with jitter. Per scenario the test records the bytes the
+# catch), delay with jitter, and a link slower than the local ACK timeout
+# (200 ms each way against sroce-integrity's 268 ms). Per scenario the test records the bytes the
 # requester moved (the tool's summary line), the time of the run and, on
 # each sroce guest, the deltas of its counters: retransmits, ACK timeouts,
 # sequence NAKs received and sent, duplicates and ICRC drops. Guest a prints
@@ -17,7 +18,12 @@
 # retransmits and ACK timeouts or sequence NAKs under loss 10%, sequence
 # NAKs under reordering, duplicates under duplication where sroce is a
 # responder (a requester does not count a repeated answer for the last PSN
-# it has seen), ICRC drops under corruption.
+# it has seen), ICRC drops under corruption; on the slow link ACK timeouts,
+# and, where sroce responds, at most three duplicates per timeout (and 8
+# to spare): after a timeout the requester sends one packet and waits for
+# the answer, instead of the whole window again, which buried a slow
+# responder in duplicates (sroce_comp_rto_fire(); before it: 228
+# duplicates for 10 timeouts, after: 17 for 9).
 #
 # rdma_rxe on Linux 6.1 as requester stalls after a lost packet: it does not
 # retransmit and its work requests never complete. So with an rxe peer only
@@ -48,6 +54,7 @@ NETEM_SCENARIOS=(
 	"dup|dup|duplicate 5%|"
 	"corrupt|corrupt|corrupt 1%|--ops read,write --max-size 262144"
 	"jitter||delay 3ms 2ms|"
+	"slow|slow|delay 200ms|--rounds 2"
 )
 # sroce counters recorded, and the table's short names for them.
 NETEM_COUNTERS=(retransmits ack_timeouts seq_naks_rcvd seq_naks_sent duplicates drop_bad_icrc)
@@ -130,6 +137,13 @@ netem_check() {
 		# Duplicate requests are counted by a sroce responder.
 		[ "$sroce_responds" = 0 ] || [ "${total[$n.duplicates]}" -gt 0 ] ||
 			rig_fail "$n: no duplicate counted under duplicate 5%"
+		;;
+	slow)
+		[ "${total[$n.ack_timeouts]}" -gt 0 ] ||
+			rig_fail "$n: no ACK timeout although every answer came after it"
+		[ "$sroce_responds" = 0 ] ||
+			[ "${total[$n.duplicates]}" -le $((3 * total[$n.ack_timeouts] + 8)) ] ||
+			rig_fail "$n: ${total[$n.duplicates]} duplicates for ${total[$n.ack_timeouts]} ACK timeouts: the timeouts resent whole windows"
 		;;
 	corrupt)
 		# Every sroce guest receives READ responses, most of their
