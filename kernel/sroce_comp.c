@@ -443,31 +443,45 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 }
 
 /*
- * The first answer after an ACK timeout (@pkt, already taken): the window
- * opens again. A positive answer says the responder is at work on what
- * was sent before the timeout, whose answers are on their way (the idea
- * of RFC 5682's F-RTO, which tells a spurious timeout from a loss by the
- * answers after it): the requester goes on after what it had sent instead
- * of sending it again. Were some of it lost, the new packets draw a
- * sequence NAK, or the next timeout a probe for it. (Which answer is the
- * probe's own cannot be told: the first response of a READ sent before
- * the timeout acknowledges one PSN, as the probe's would.) A NAK, or an
- * answer that implies a lost READ or atomic response, leaves the
- * go-back-N rewind as it is.
+ * An answer (@pkt, already taken) while the requester waits after an ACK
+ * timeout (comp.probe); comp.psn was @old_psn and the probe took the PSNs
+ * up to @sent_end (== @old_psn while it has not gone out yet). The idea is
+ * RFC 5682's F-RTO: the answers after a timeout tell a spurious timeout
+ * from a loss.
+ *  - A NAK, or an answer that implies a lost READ or atomic response: the
+ *    go-back-N rewind stands, with the whole window.
+ *  - No progress (a duplicate answer): still waiting.
+ *  - An ACK of exactly the probe: the responder has nothing after it (an
+ *    ACK is cumulative: one that has more acknowledges more, IBA
+ *    9.7.5.1.2), so what followed was lost: go-back-N from there.
+ *  - Any other progress: the responder is at work on what was sent before
+ *    the timeout, whose answers are on their way; the requester goes on
+ *    after it (comp.probe_end) instead of sending it again. A READ
+ *    response or an atomic ACK says nothing of what came after its own
+ *    request, so a loss behind one is found by the sequence NAK the next
+ *    packets draw, or by the next timeout.
  */
 static void sroce_comp_probe_answered(struct sroce_qp *qp,
-				      const struct sroce_pkt *pkt)
+				      const struct sroce_pkt *pkt,
+				      u32 old_psn, u32 sent_end)
 {
 	u32 flags = pkt->info->flags;
-	bool positive = (flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) ||
-			sroce_aeth_type(pkt->aeth.syndrome) == SROCE_AETH_ACK;
+	bool ack = !(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) &&
+		   sroce_aeth_type(pkt->aeth.syndrome) == SROCE_AETH_ACK;
+	bool nak = !(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) && !ack;
 
-	qp->comp.probe = false;
-	if (!sroce_comp_live(qp))
+	if (!sroce_comp_live(qp)) {
+		qp->comp.probe = false;
 		return;
-	if (positive && !qp->comp.implied_nak &&
-	    sroce_psn_diff(qp->req.psn, qp->comp.probe_end) < 0)
-		sroce_req_rewind(qp, qp->comp.probe_end);
+	}
+	if (!nak && !qp->comp.implied_nak) {
+		if (sroce_psn_diff(qp->comp.psn, old_psn) <= 0)
+			return;
+		if (!(ack && sent_end != old_psn && qp->comp.psn == sent_end) &&
+		    sroce_psn_diff(qp->req.psn, qp->comp.probe_end) < 0)
+			sroce_req_rewind(qp, qp->comp.probe_end);
+	}
+	qp->comp.probe = false;
 	qp->req.blocked = true;
 	sroce_comp_unblock(qp);
 }
@@ -476,7 +490,7 @@ static void sroce_comp_probe_answered(struct sroce_qp *qp,
 void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt)
 {
-	u32 flags = pkt->info->flags;
+	u32 flags = pkt->info->flags, old_psn, sent_end;
 	bool wake, probe;
 
 	spin_lock(&qp->sq_lock);
@@ -493,6 +507,8 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 
 	probe = qp->comp.probe;
+	old_psn = qp->comp.psn;
+	sent_end = qp->req.psn;
 	if (flags & SROCE_OPF_READ) {
 		sroce_comp_read_resp(qp, skb, pkt);
 	} else if (flags & SROCE_OPF_ATOMIC) {
@@ -513,7 +529,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		}
 	}
 	if (probe)
-		sroce_comp_probe_answered(qp, pkt);
+		sroce_comp_probe_answered(qp, pkt, old_psn, sent_end);
 out:
 	wake = sroce_comp_woke(qp);
 	spin_unlock(&qp->sq_lock);

@@ -469,6 +469,7 @@ void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->req.started_end = prod;
 	qp->comp.rnr_wait = false;
 	qp->comp.probe = false;
+	qp->comp.implied_nak = false;
 	spin_unlock_bh(&qp->sq_lock);
 	sroce_resp_reset(qp);
 	dst_cache_reset(&qp->dst_cache);
