@@ -465,10 +465,9 @@ static void sroce_comp_probe_answered(struct sroce_qp *qp,
 				      const struct sroce_pkt *pkt,
 				      u32 old_psn, u32 sent_end)
 {
-	u32 flags = pkt->info->flags;
-	bool ack = !(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) &&
-		   sroce_aeth_type(pkt->aeth.syndrome) == SROCE_AETH_ACK;
-	bool nak = !(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC)) && !ack;
+	bool aeth = !(pkt->info->flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC));
+	bool ack = aeth && sroce_aeth_type(pkt->aeth.syndrome) == SROCE_AETH_ACK;
+	bool nak = aeth && !ack;
 
 	if (!sroce_comp_live(qp)) {
 		qp->comp.probe = false;

@@ -9,10 +9,11 @@
 # reordering (25% of the packets overtake the others, which are delayed),
 # duplication 5%, corruption 1% (one flipped bit, which the ICRC must
 # catch), delay with jitter, and a link slower than the local ACK timeout
-# (200 ms each way against sroce-integrity's 268 ms). Per scenario the test records the bytes the
-# requester moved (the tool's summary line), the time of the run and, on
-# each sroce guest, the deltas of its counters: retransmits, ACK timeouts,
-# sequence NAKs received and sent, duplicates and ICRC drops. Guest a prints
+# (200 ms each way against sroce-integrity's 268 ms). Per scenario the test
+# records the bytes the requester moved (the tool's summary line), the time
+# of the run and, on each sroce guest, the deltas of its counters:
+# retransmits, ACK timeouts, sequence NAKs received and sent, duplicates
+# and ICRC drops. Guest a prints
 # them as a table and records them with rig_metric. Besides the tool's
 # verdict, counters that the impairment forces to move must have moved:
 # retransmits and ACK timeouts or sequence NAKs under loss 10%, sequence
