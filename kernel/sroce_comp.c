@@ -8,30 +8,16 @@
  *
  * All state is under qp->sq_lock, shared with the requester.
  */
-#include "sroce.h"
-#include "sroce_net.h"
-
-static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *s,
-			   u64 wr_id, int status)
-{
-	struct sroce_cqe cqe = {
-		.wr_id = wr_id,
-		.status = status,
-		.opcode = s ? s->wc_opcode : IB_WC_SEND,
-		.byte_len = s ? s->length : 0,
-		.qp_num = qp->ibqp.qp_num,
-		.kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp,
-	};
-
-	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
-}
+#include "sroce_engine.h"
+#include "sroce_sq.h"
+#include "sroce_cq.h"
 
 /* Retire the oldest WQE: a CQE if it asks for one, then free its slot. */
 static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *s,
 			      int status)
 {
 	if (s->signaled || status != IB_WC_SUCCESS)
-		sroce_comp_cqe(qp, s, s->w.wr_id, status);
+		sroce_sq_cqe(qp, s, s->w.wr_id, status);
 	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
 		if (!WARN_ON_ONCE(!qp->req.rd_atomic))
 			qp->req.rd_atomic--;
@@ -130,20 +116,6 @@ void sroce_comp_sent(struct sroce_qp *qp)
 		sroce_comp_rto_arm(qp);
 }
 
-/*
- * WQE @idx failed with @status (IBA: the QP enters the error state). The
- * status is kept in the shadow slot; the flush then completes the WQEs in
- * order, this one with its status and the rest with WR_FLUSH_ERR.
- */
-void sroce_comp_fail_at(struct sroce_qp *qp, u32 idx, int status)
-{
-	struct sroce_swqe *s = sroce_swqe_get(qp, idx);
-
-	s->failed = true;
-	s->status = status;
-	sroce_qp_fatal(qp);
-}
-
 static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn);
 
 /*
@@ -181,7 +153,7 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 /* Go back to @psn and wake the requester to send from there at once. */
 static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
 {
-	sroce_req_rewind(qp, psn);
+	sroce_sq_rewind(qp, psn);
 	qp->req.blocked = true;
 	sroce_comp_unblock(qp);
 }
@@ -194,7 +166,7 @@ static void sroce_comp_resync(struct sroce_qp *qp)
 {
 	if (sroce_psn_diff(qp->req.psn, qp->comp.psn) < 0 ||
 	    (u32)(qp->req.idx - qp->sq.idx) > qp->sq.num_entries)
-		sroce_req_rewind(qp, qp->comp.psn);
+		sroce_sq_rewind(qp, qp->comp.psn);
 }
 
 /*
@@ -239,7 +211,7 @@ static void sroce_comp_remote_error(struct sroce_qp *qp, int status)
 {
 	if (!sroce_comp_outstanding(qp))
 		return;		/* nothing outstanding: a stray NAK */
-	sroce_comp_fail_at(qp, qp->sq.idx, status);
+	sroce_sq_fail_at(qp, qp->sq.idx, status);
 }
 
 static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
@@ -307,7 +279,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		}
 		qp->comp.rnr_retry_left--;
 	}
-	sroce_req_rewind(qp, qp->comp.psn);
+	sroce_sq_rewind(qp, qp->comp.psn);
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.rto);
 	mod_timer(&qp->comp.rnr_timer,
@@ -367,8 +339,8 @@ static bool sroce_comp_place(struct sroce_qp *qp, struct sroce_swqe *s,
 				 s->w.num_sge, s->done, pb, len, SROCE_TO_MR);
 
 	if (err)
-		sroce_comp_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
-				   IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		sroce_sq_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
+				 IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	return !err;
 }
 
@@ -385,11 +357,11 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	if (s->kind == SROCE_SWQE_ATOMIC) {
 		/* ATOMIC WRITE, FLUSH: one empty READ response ONLY. */
 		if (pkt->payload_len || (flags & SROCE_OPF_ONLY) != SROCE_OPF_ONLY) {
-			sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
+			sroce_sq_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
 			return;
 		}
 		if (s->w.opcode == SROCE_WR_FLUSH)
-			sroce_req_flush_answered(qp, s);
+			sroce_sq_flush_answered(qp, s);
 		sroce_comp_progress(qp, sroce_psn_add(pkt->psn, 1));
 		sroce_comp_retire(qp, s, IB_WC_SUCCESS);
 		sroce_comp_retire_local(qp);
@@ -400,7 +372,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	    (!(flags & SROCE_OPF_LAST) && pkt->payload_len != mtu) ||
 	    ((flags & SROCE_OPF_LAST) &&
 	     s->done + pkt->payload_len != s->length)) {
-		sroce_comp_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
+		sroce_sq_fail_at(qp, qp->sq.idx, IB_WC_BAD_RESP_ERR);
 		return;
 	}
 	if (!sroce_comp_place(qp, s, &pb, pkt->payload_len))
@@ -478,15 +450,20 @@ static void sroce_comp_probe_answered(struct sroce_qp *qp,
 			return;
 		if (!(ack && sent_end != old_psn && qp->comp.psn == sent_end) &&
 		    sroce_psn_diff(qp->req.psn, qp->comp.probe_end) < 0)
-			sroce_req_rewind(qp, qp->comp.probe_end);
+			sroce_sq_rewind(qp, qp->comp.probe_end);
 	}
 	qp->comp.probe = false;
 	qp->req.blocked = true;
 	sroce_comp_unblock(qp);
 }
 
-/* A response packet for an RC QP; softirq context. */
-void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
+/*
+ * A response packet for an RC QP; softirq context. Returns true when the
+ * requester must run now (the answer opened the window or asks for a
+ * resend): the caller runs it, so that no work item stands between an
+ * ACK and the next send, and the completer never calls the requester.
+ */
+bool sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt)
 {
 	u32 flags = pkt->info->flags, old_psn, sent_end;
@@ -532,9 +509,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 out:
 	wake = sroce_comp_woke(qp);
 	spin_unlock(&qp->sq_lock);
-	/* Refill the window from here: no work item between ACK and send. */
-	if (wake)
-		sroce_req_run_softirq(qp);
+	return wake;
 }
 
 /*
@@ -601,77 +576,4 @@ void sroce_comp_timers_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->comp.rto);
 	del_timer_sync(&qp->comp.rnr_timer);
-}
-
-/*
- * Flush the WQEs from the oldest up to @end, at most SROCE_FLUSH_BATCH of
- * them, under sq_lock. False when there is nothing more to do: @end
- * reached (or passed by another flusher), or the QP left the error state.
- */
-static bool sroce_req_flush_batch(struct sroce_qp *qp, u32 end)
-{
-	struct sroce_queue *q = &qp->sq;
-	const struct sroce_send_wqe *w;
-	struct sroce_swqe *s;
-	u32 n, left;
-	bool more;
-
-	spin_lock_bh(&qp->sq_lock);
-	left = end - q->idx;
-	if (READ_ONCE(qp->state) != IB_QPS_ERR || left > q->num_entries) {
-		spin_unlock_bh(&qp->sq_lock);
-		return false;
-	}
-	for (n = 0; n < min_t(u32, left, SROCE_FLUSH_BATCH); n++) {
-		if (q->idx != qp->req.fetch_end) {
-			s = sroce_swqe_get(qp, q->idx);
-			sroce_comp_cqe(qp, s, s->w.wr_id, s->failed ?
-				       s->status : IB_WC_WR_FLUSH_ERR);
-		} else {
-			w = sroce_queue_entry(q, q->idx);
-			sroce_comp_cqe(qp, NULL, READ_ONCE(w->wr_id),
-				       IB_WC_WR_FLUSH_ERR);
-			qp->req.fetch_end++;
-		}
-		q->idx++;
-	}
-	sroce_ring_store_cons(q->hdr, q->idx);
-	/* Nothing is sent in Error: no WQE in [sq.idx, fetch_end) is started. */
-	qp->req.idx = qp->req.fetch_end;
-	qp->req.started_end = qp->req.fetch_end;
-	qp->req.fetched = false;
-	qp->req.rd_atomic = 0;
-	qp->comp.rnr_wait = false;
-	more = q->idx != end;
-	spin_unlock_bh(&qp->sq_lock);
-	return more;
-}
-
-/*
- * The QP is in the error state: complete every WQE from the oldest to the
- * ring's prod, in order (IBA 10.3.1.2.6). WQEs the requester has copied
- * are completed from their shadow slots (a failed one with its own
- * status), the rest from the ring. Process context: the ring may hold
- * 2^20 WQEs, so they are flushed SROCE_FLUSH_BATCH at a time under
- * sq_lock, giving the CPU up between batches. prod is read once: WQEs
- * posted meanwhile are flushed by the doorbell user space rings for them
- * (SROCE_RING_F_FLUSH), so one call never chases a producer that keeps
- * posting. Each WQE is completed by exactly one batch, in ring order,
- * also when the doorbell and the work item flush at the same time.
- */
-void sroce_req_flush(struct sroce_qp *qp)
-{
-	struct sroce_queue *q = &qp->sq;
-	u32 end;
-
-	spin_lock_bh(&qp->sq_lock);
-	end = sroce_ring_load_prod(q->hdr);
-	/* Every fetched WQE completes, wherever prod moved back to. */
-	if (!sroce_ring_prod_valid_read(end, q->idx, qp->req.fetch_end,
-					q->num_entries))
-		end = qp->req.fetch_end;
-	spin_unlock_bh(&qp->sq_lock);
-
-	while (sroce_req_flush_batch(qp, end))
-		cond_resched();
 }

@@ -13,23 +13,25 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "sroce.h"
-
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 /*
  * Since 6.10 ib_device_ops.create_cq takes the uverbs attribute bundle
  * (NULL for a kernel CQ) where it took the udata; the udata is in it.
  */
-static inline int
-sroce_compat_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		       struct uverbs_attr_bundle *attrs)
-{
-	return sroce_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
-}
+#define SROCE_CREATE_CQ_ARG struct uverbs_attr_bundle
 
-#define SROCE_OP_CREATE_CQ sroce_compat_create_cq
+static inline struct ib_udata *
+sroce_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
 #else
-#define SROCE_OP_CREATE_CQ sroce_create_cq
+#define SROCE_CREATE_CQ_ARG struct ib_udata
+
+static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
 #endif
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)

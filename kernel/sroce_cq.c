@@ -7,7 +7,8 @@
  * by a store into the mapped uflags word (no system call, as siw does);
  * kernel consumers arm through req_notify_cq.
  */
-#include "sroce.h"
+#include "sroce_cq.h"
+#include "sroce_verbs.h"
 
 static bool sroce_cq_user_arm_fires(struct sroce_cq *cq, bool solicited)
 {
@@ -116,8 +117,9 @@ static int sroce_cq_copy_resp(struct sroce_cq *cq, struct ib_udata *udata)
 }
 
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    SROCE_CREATE_CQ_ARG *arg)
 {
+	struct ib_udata *udata = sroce_create_cq_udata(arg);
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
 	u32 n;

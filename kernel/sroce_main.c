@@ -10,8 +10,10 @@
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
-#include "sroce.h"
-#include "sroce_compat.h"
+#include "sroce_verbs.h"
+#include "sroce_engine.h"
+#include "sroce_cq.h"
+#include "sroce_srq.h"
 #include "sroce_net.h"
 
 MODULE_AUTHOR("sroce developers");
@@ -194,7 +196,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
-	.create_cq = SROCE_OP_CREATE_CQ,
+	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
@@ -462,9 +464,8 @@ static int __init sroce_module_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
-	err = sroce_net_init();
-	if (err)
-		goto err_wq;
+	/* Received packets go to the receive dispatch (sroce_recv.c). */
+	sroce_net_init(sroce_rcv);
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_net;
@@ -474,7 +475,6 @@ static int __init sroce_module_init(void)
 
 err_net:
 	sroce_net_exit();
-err_wq:
 	destroy_workqueue(sroce_wq);
 	return err;
 }

@@ -12,7 +12,8 @@
  */
 #include <rdma/ib_addr.h>
 
-#include "sroce.h"
+#include "sroce_engine.h"
+#include "sroce_verbs.h"
 
 struct sroce_mcg {
 	struct list_head node;		/* sdev->mcg_list */

@@ -25,8 +25,8 @@
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
 
-#include "sroce.h"
-#include "sroce_compat.h"
+#include "sroce_qp.h"
+#include "sroce_verbs.h"
 #include <sroce/sroce_keys.h>
 
 u32 sroce_key_make(u32 index)
@@ -140,19 +140,15 @@ out:
 }
 
 /*
- * Invalidate @key: IB_WR_LOCAL_INV, or the rkey of a SEND with Invalidate
- * (IBA 10.6.6.2). Only a fast-registration MR of the QP's PD, or a type 2
- * window, named by its whole current key, can be invalidated (a region
- * with windows bound to it cannot). Returns 0 or -EINVAL.
+ * Invalidate the region behind @key (sroce_key_invalidate()): only a
+ * fast-registration MR of the QP's PD, named by its whole current key and
+ * with no window bound to it, can be. Returns 0 or -EINVAL.
  */
 int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 {
 	struct sroce_mr *mr;
-	int err = sroce_mw_invalidate(qp, key);
+	int err = -EINVAL;
 
-	if (err != -ENOENT)
-		return err;	/* @key names a window */
-	err = -EINVAL;
 	mr = sroce_mr_get_slot(qp->sdev, key);
 	if (!mr)
 		return -EINVAL;
@@ -389,54 +385,6 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 /* ------------------------------------------------------------------------
  * Data path access to registered memory
  */
-
-/*
- * The region a remote access by @qp names with @rkey, checked for @len
- * bytes at @va with @access: a memory window's region, or a region's own
- * rkey. Referenced, or NULL.
- */
-struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
-				u64 len, int access)
-{
-	struct sroce_mr *mr;
-	int err;
-
-	mr = sroce_mw_resolve(qp, rkey, va, len, access, &err);
-	if (err != -ENOENT)
-		return mr;
-	mr = sroce_mr_get(qp->sdev, rkey);
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		sroce_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
-}
-
-/*
- * The whole region behind @rkey, for a FLUSH at selectivity level "memory
- * region" (IBA A19.4.3): key, PD and @access are checked, no range. A
- * window never grants FLUSH access (sroce_mw_access_ok()), so a window key
- * is refused like a bad one.
- */
-struct sroce_mr *sroce_rkey_get_region(struct sroce_qp *qp, u32 rkey,
-				       int access)
-{
-	struct sroce_mr *mr;
-	int err;
-
-	mr = sroce_mw_resolve(qp, rkey, 0, 0, access, &err);
-	if (err != -ENOENT) {
-		if (mr)
-			sroce_mr_put(mr);
-		return NULL;
-	}
-	mr = sroce_mr_get(qp->sdev, rkey);
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, mr->iova, 0, access)) {
-		sroce_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
-}
 
 /*
  * May @pd access [iova, iova + len) of @mr with @access (IB_ACCESS_* bits

@@ -18,7 +18,8 @@
  * An rkey lookup that finds a window checks it (state, whole key, PD or
  * QP, range, rights) under mw->lock and returns its region referenced.
  */
-#include "sroce.h"
+#include "sroce_qp.h"
+#include "sroce_verbs.h"
 #include <sroce/sroce_keys.h>
 
 static struct sroce_mw *sroce_mw_get_slot(struct sroce_dev *sdev, u32 key)

@@ -10,11 +10,11 @@
  * packets to one peer go as one UDP GSO burst (sroce_gso_chain()). Packets
  * for a local address skip the wire and enter the receive path directly.
  *
- * Receive: the UDP tunnel socket's encap_rcv hook runs in softirq context.
- * Headers are pulled into the linear area, the IP/UDP framing and the ICRC
- * are checked, the BTH and extension headers are parsed and validated by
- * the protocol core, and the packet goes to the responder or completer of
- * its QP, in this context.
+ * Receive: the UDP tunnel socket's encap_rcv hook runs in softirq context;
+ * it finds the device of the netdev the packet came in on and hands the
+ * packet up to the handler sroce_net_init() was given (sroce_rcv(), in
+ * sroce_recv.c), as loopback does. This file calls no engine: it is the
+ * bottom of the data path, and the engines call down into it.
  *
  * sroce opens its sockets when the first device is created and closes them
  * with the last one, so that sroce.ko can be loaded on a host that runs
@@ -40,6 +40,13 @@ struct sroce_socks {
 static struct sroce_socks sroce_socks;
 static DEFINE_MUTEX(sroce_socks_lock);
 
+/*
+ * Where received packets go (sroce_net_init()): set once at module load,
+ * before any socket exists. An indirect call per packet, and the price of
+ * a data path that only calls down: this file never names the engines.
+ */
+static void (*sroce_rx_handler)(struct sroce_dev *sdev, struct sk_buff *skb);
+
 /* Devices by netdev for the receive path; RCU readers, mutex writers. */
 static LIST_HEAD(sroce_rx_list);
 static DEFINE_SPINLOCK(sroce_rx_lock);
@@ -52,12 +59,6 @@ static struct sroce_dev *sroce_rx_dev(struct net_device *ndev)
 		if (sdev->ndev == ndev)
 			return sdev;
 	return NULL;
-}
-
-static void sroce_drop(struct sroce_dev *sdev, enum sroce_drop_reason why)
-{
-	if (sdev && why < SROCE_DROP_NUM)
-		atomic64_inc(&sdev->stats.drops[why]);
 }
 
 /* ------------------------------------------------------------------------
@@ -227,7 +228,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb,
 	__skb_pull(skb, l3_len);	/* data at the UDP header, as on receive */
 	/* The receive path runs in softirq context. */
 	local_bh_disable();
-	sroce_rcv(sdev, skb);
+	sroce_rx_handler(sdev, skb);
 	local_bh_enable();
 }
 
@@ -499,162 +500,19 @@ void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 	local_bh_enable();
 }
 
+/* Send packets built under a QP lock, after dropping it. */
+void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	bool connected = qp->ibqp.qp_type == IB_QPT_RC ||
+			 qp->ibqp.qp_type == IB_QPT_UC;
+
+	/* A lost packet is recovered by the retransmit timer (RC). */
+	sroce_xmit_list(qp->sdev, connected ? &qp->dst_cache : NULL, list);
+}
+
 /* ------------------------------------------------------------------------
- * Receive
+ * Receive: up to the handler
  */
-
-/* Check the IP/UDP framing the ICRC depends on; returns the L3 length. */
-static int sroce_rcv_l3(struct sk_buff *skb)
-{
-	unsigned int l3_len = skb_transport_offset(skb) -
-			      skb_network_offset(skb);
-	u8 *l3 = skb_network_header(skb);
-
-	/* Only a bare IPv4 header or a bare IPv6 header precedes UDP. */
-	if ((l3[0] >> 4) == 4 && l3_len == SROCE_IPV4_HDR_BYTES)
-		return l3_len;
-	if ((l3[0] >> 4) == 6 && l3_len == SROCE_IPV6_HDR_BYTES &&
-	    ipv6_hdr(skb)->nexthdr == IPPROTO_UDP)
-		return l3_len;
-	return -SROCE_DROP_BAD_IP;
-}
-
-/*
- * ICRC of a received frame of @len bytes from the UDP header on: the
- * masked pseudo header through the BTH from the linear area, the rest with
- * a sequential read that copes with paged skbs. An RC FLUSH (headers only,
- * @hdr_len bytes, linear) may also carry rdma_rxe's variant of the ICRC
- * (sroce_icrc_rxe_flush()): we answer rxe's FLUSH requests too.
- */
-static bool sroce_rcv_icrc_ok(struct sk_buff *skb, unsigned int l3_len,
-			      unsigned int len, u8 opcode, unsigned int hdr_len)
-{
-	unsigned int from = SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES;
-	unsigned int to = len - SROCE_ICRC_BYTES;
-	struct skb_seq_state st;
-	const u8 *data;
-	u8 wire[SROCE_ICRC_BYTES];
-	unsigned int n, consumed = 0;
-	u32 crc;
-
-	crc = sroce_icrc_begin(skb_network_header(skb), l3_len);
-	skb_prepare_seq_read(skb, from, to, &st);
-	/* skb_seq_read() does not clip its chunks to the upper bound. */
-	while (consumed < to - from &&
-	       (n = skb_seq_read(consumed, &data, &st)) != 0) {
-		n = min(n, to - from - consumed);
-		crc = sroce_icrc_update(crc, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	if (skb_copy_bits(skb, to, wire, sizeof(wire)))
-		return false;
-	if (sroce_icrc_final(crc) == sroce_icrc_get(wire))
-		return true;
-	return opcode == SROCE_OP_RC_FLUSH &&
-	       to == SROCE_UDP_HDR_BYTES + hdr_len &&
-	       sroce_icrc_rxe_flush(crc, skb->data + SROCE_UDP_HDR_BYTES,
-				    hdr_len) == sroce_icrc_get(wire);
-}
-
-static bool sroce_qp_accepts(struct sroce_qp *qp, const struct sroce_pkt *pkt)
-{
-	switch (pkt->info->transport) {
-	case SROCE_TRANSPORT_RC:
-		return qp->ibqp.qp_type == IB_QPT_RC;
-	case SROCE_TRANSPORT_UC:
-		return qp->ibqp.qp_type == IB_QPT_UC;
-	case SROCE_TRANSPORT_UD:
-		return qp->ibqp.qp_type == IB_QPT_UD ||
-		       qp->ibqp.qp_type == IB_QPT_GSI;
-	default:
-		return false;
-	}
-}
-
-/*
- * One RoCEv2 packet, skb->data at its UDP header. Consumes the skb.
- * Softirq context (or bh disabled, for loopback).
- */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
-{
-	const struct sroce_opcode_info *info;
-	struct sroce_pkt pkt;
-	struct sroce_qp *qp;
-	unsigned int len;
-	int l3_len, err;
-
-	atomic64_inc(&sdev->stats.rx_packets);
-	err = -SROCE_DROP_SHORT;
-	if (!pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES))
-		goto drop;
-	len = ntohs(udp_hdr(skb)->len);
-	err = -SROCE_DROP_BAD_UDP;
-	if (len > skb->len ||
-	    len < SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
-		goto drop;
-	if (len < skb->len && pskb_trim(skb, len))
-		goto drop;
-	l3_len = sroce_rcv_l3(skb);
-	if (l3_len < 0) {
-		err = l3_len;
-		goto drop;
-	}
-
-	/* The opcode tells how many header bytes must be linear. */
-	info = sroce_opcode_get(skb->data[SROCE_UDP_HDR_BYTES]);
-	err = -SROCE_DROP_BAD_OPCODE;
-	if (!info)
-		goto drop;
-	err = -SROCE_DROP_SHORT;
-	if (len < SROCE_UDP_HDR_BYTES + info->hdr_len + SROCE_ICRC_BYTES ||
-	    !pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + info->hdr_len))
-		goto drop;
-
-	err = -SROCE_DROP_BAD_ICRC;
-	if (!sroce_rcv_icrc_ok(skb, l3_len, len, skb->data[SROCE_UDP_HDR_BYTES],
-			       info->hdr_len))
-		goto drop;
-	/* Parses the linear headers only; len bounds the payload. */
-	err = sroce_parse(skb->data + SROCE_UDP_HDR_BYTES,
-			  len - SROCE_UDP_HDR_BYTES, &pkt);
-	if (err)
-		goto drop;
-	err = -SROCE_DROP_BAD_PKEY;
-	if (!sroce_pkey_match(pkt.pkey, SROCE_DEFAULT_PKEY))
-		goto drop;
-
-	/* Payload offset from skb->data, for the engines. */
-	pkt.payload_off += SROCE_UDP_HDR_BYTES;
-	if (pkt.dqpn == SROCE_MCAST_QPN) {
-		err = -SROCE_DROP_BAD_QP_TYPE;
-		if (pkt.info->transport != SROCE_TRANSPORT_UD)
-			goto drop;
-		sroce_mcast_rcv(sdev, skb, &pkt);
-		consume_skb(skb);
-		return;
-	}
-	qp = sroce_qp_get(sdev, pkt.dqpn);
-	err = -SROCE_DROP_NO_QP;
-	if (!qp)
-		goto drop;
-	if (!sroce_qp_accepts(qp, &pkt)) {
-		sroce_qp_put(qp);
-		err = -SROCE_DROP_BAD_QP_TYPE;
-		goto drop;
-	}
-	if (pkt.info->flags & SROCE_OPF_REQUEST)
-		sroce_resp_rcv(qp, skb, &pkt);
-	else
-		sroce_comp_rcv(qp, skb, &pkt);
-	sroce_qp_put(qp);
-	consume_skb(skb);
-	return;
-
-drop:
-	sroce_drop(sdev, -err);
-	kfree_skb(skb);
-}
 
 static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
@@ -666,7 +524,7 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	if (!sdev && is_vlan_dev(ndev))
 		sdev = sroce_rx_dev(vlan_dev_real_dev(ndev));
 	if (sdev)
-		sroce_rcv(sdev, skb);
+		sroce_rx_handler(sdev, skb);
 	else
 		kfree_skb(skb);
 	rcu_read_unlock();
@@ -767,9 +625,9 @@ void sroce_net_dev_cleanup(struct sroce_dev *sdev)
 	mutex_unlock(&sroce_socks_lock);
 }
 
-int sroce_net_init(void)
+void sroce_net_init(void (*rcv)(struct sroce_dev *sdev, struct sk_buff *skb))
 {
-	return 0;
+	sroce_rx_handler = rcv;
 }
 
 void sroce_net_exit(void)

@@ -5,7 +5,7 @@
 #ifndef SROCE_NET_H
 #define SROCE_NET_H
 
-#include "sroce.h"
+#include "sroce_qp.h"
 #include <sroce/sroce_wire.h>
 
 /*
@@ -38,9 +38,9 @@ void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa);
 int sroce_addr_from_av(struct sroce_qp *qp, const struct sroce_av *av,
 		       struct sroce_xmit_addr *xa);
 
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list);
 
-int sroce_net_init(void);
+void sroce_net_init(void (*rcv)(struct sroce_dev *sdev, struct sk_buff *skb));
 void sroce_net_exit(void);
 int sroce_net_dev_init(struct sroce_dev *sdev);
 void sroce_net_dev_cleanup(struct sroce_dev *sdev);

@@ -21,8 +21,8 @@
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
 
-#include "sroce.h"
-#include "sroce_compat.h"
+#include "sroce_queue.h"
+#include "sroce_verbs.h"
 
 #define SROCE_RING_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN | __GFP_ZERO)
@@ -162,10 +162,8 @@ int sroce_rq_post_kernel(struct sroce_queue *q, u32 max_sge,
 	int err = 0;
 	u32 prod;
 
-	prod = q->hdr->prod;
-	for (; wr; wr = wr->next) {
-		if (sroce_ring_full(prod, sroce_ring_load_cons(q->hdr),
-				    q->num_entries)) {
+	for (prod = q->hdr->prod; wr; wr = wr->next) {
+		if (sroce_queue_full(q, prod)) {
 			err = -ENOMEM;
 			break;
 		}

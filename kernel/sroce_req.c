@@ -13,7 +13,8 @@
  * released, so that loopback delivery (which runs the peer's responder and
  * then our own completer) never finds the lock held.
  */
-#include "sroce.h"
+#include "sroce_engine.h"
+#include "sroce_sq.h"
 #include "sroce_net.h"
 
 /*
@@ -28,7 +29,7 @@
  * take no PSN, so without it any number of them could pile up behind one
  * unacknowledged request; its ACK would then retire them all at once in
  * softirq context (sroce_comp_ack_upto()), and a go-back-N rewind walk them
- * all (sroce_req_rewind()).
+ * all (sroce_sq_rewind()).
  */
 #define SROCE_MAX_INFLIGHT_WQES		(2 * SROCE_MAX_INFLIGHT_PSNS)
 /*
@@ -50,27 +51,6 @@
 #define SROCE_REQ_BUDGET	256
 /* The same from softirq context, where an ACK opened the window. */
 #define SROCE_REQ_SOFTIRQ_BUDGET	64
-
-static struct sroce_swqe *sroce_swqe_at(struct sroce_qp *qp, u32 idx)
-{
-	return (struct sroce_swqe *)(qp->shadow.slots +
-		(size_t)sroce_ring_slot(idx, qp->sq.num_entries) *
-		qp->shadow.slot_size);
-}
-
-struct sroce_swqe *sroce_swqe_get(struct sroce_qp *qp, u32 idx)
-{
-	return sroce_swqe_at(qp, idx);
-}
-
-u32 sroce_qp_mtu(struct sroce_qp *qp)
-{
-	enum ib_mtu mtu = READ_ONCE(qp->sdev->active_mtu);
-
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
-		mtu = min(mtu, qp->path_mtu);
-	return ib_mtu_enum_to_int(mtu);
-}
 
 /*
  * Which opcodes each QP type may post (IBA 10.7.3 / 11.4.1.1). Memory
@@ -133,7 +113,7 @@ static u8 sroce_req_kind(u32 op)
  */
 static int sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 {
-	struct sroce_swqe *s = sroce_swqe_at(qp, idx);
+	struct sroce_swqe *s = sroce_swqe_get(qp, idx);
 	struct sroce_send_wqe *w = &s->w;
 	u64 total = 0;
 	u32 i;
@@ -355,24 +335,6 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 	return n;
 }
 
-/*
- * The ICRC of the FLUSHes we send. rdma_rxe (6.2 through at least 6.12)
- * checks a FLUSH against its own variant of the ICRC and silently drops
- * one with the IBA ICRC (sroce_icrc.h); a device that follows the IBA does
- * the opposite. We cannot tell the two apart, so by default a QP starts
- * with the IBA ICRC and, while it has not learnt its peer's, switches to
- * the other variant when it must send a FLUSH again from the FLUSH itself
- * (ACK timeout, or the sequence NAK for the packet behind it:
- * sroce_req_rewind()). A FLUSH answered after it went out with one variant
- * only teaches the QP that variant (sroce_req_flush_answered()); one sent
- * both ways teaches nothing. Either peer answers the second try at the
- * latest; the cost is one retry per QP. Our own receive path takes both.
- */
-static int sroce_flush_icrc;
-module_param_named(flush_icrc, sroce_flush_icrc, int, 0644);
-MODULE_PARM_DESC(flush_icrc,
-		 "ICRC of RDMA FLUSH requests: 0 learn per QP (default), 1 IBA, 2 rdma_rxe 6.2-6.12");
-
 static bool sroce_req_flush_rxe(struct sroce_qp *qp)
 {
 	switch (READ_ONCE(sroce_flush_icrc)) {
@@ -522,7 +484,7 @@ static int sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *s)
 
 	switch (s->w.opcode) {
 	case IB_WR_LOCAL_INV:
-		err = sroce_mr_invalidate(qp, s->w.ex.invalidate_rkey);
+		err = sroce_key_invalidate(qp, s->w.ex.invalidate_rkey);
 		break;
 	case IB_WR_REG_MR:
 		err = sroce_mr_fast_reg(qp, &s->w);
@@ -558,7 +520,7 @@ static bool sroce_req_do_local(struct sroce_qp *qp, struct sroce_swqe *s)
 		status = sroce_req_local(qp, s);
 		s->local_done = true;
 		if (status) {
-			sroce_comp_fail_at(qp, qp->req.idx, status);
+			sroce_sq_fail_at(qp, qp->req.idx, status);
 			return false;
 		}
 	}
@@ -576,13 +538,13 @@ static bool sroce_req_do_local(struct sroce_qp *qp, struct sroce_swqe *s)
 /* Fail the WQE at req.idx, which was never sent, and stop the QP. */
 static void sroce_req_fail(struct sroce_qp *qp, int status)
 {
-	struct sroce_swqe *s = sroce_swqe_at(qp, qp->req.idx);
+	struct sroce_swqe *s = sroce_swqe_get(qp, qp->req.idx);
 
 	if (qp->req.fetched && (s->kind == SROCE_SWQE_READ ||
 				s->kind == SROCE_SWQE_ATOMIC))
 		qp->req.rd_atomic--;
 	qp->req.fetched = false;
-	sroce_comp_fail_at(qp, qp->req.idx, status);
+	sroce_sq_fail_at(qp, qp->req.idx, status);
 }
 
 /*
@@ -622,7 +584,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 					return false;
 				}
 			}
-			s = sroce_swqe_at(qp, qp->req.idx);
+			s = sroce_swqe_get(qp, qp->req.idx);
 			/* Fence: wait for earlier READs/atomics (IBA 10.8.3.3). */
 			if (((s->w.flags & SROCE_WQE_FENCE) && qp->req.rd_atomic) ||
 			    ((s->kind == SROCE_SWQE_READ ||
@@ -640,7 +602,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 			sroce_req_start(qp, s);
 			qp->req.fetched = true;
 		}
-		s = sroce_swqe_at(qp, qp->req.idx);
+		s = sroce_swqe_get(qp, qp->req.idx);
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
 		    sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
 		    sroce_req_window(qp, s)) {
@@ -696,16 +658,6 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 
 	sroce_req_ack_tail(qp, list);
 	return more;
-}
-
-/* Send packets built under a QP lock, after dropping it. */
-void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
-{
-	bool connected = qp->ibqp.qp_type == IB_QPT_RC ||
-			 qp->ibqp.qp_type == IB_QPT_UC;
-
-	/* A lost packet is recovered by the retransmit timer (RC). */
-	sroce_xmit_list(qp->sdev, connected ? &qp->dst_cache : NULL, list);
 }
 
 /*
@@ -782,75 +734,4 @@ void sroce_req_run(struct sroce_qp *qp)
 void sroce_req_run_softirq(struct sroce_qp *qp)
 {
 	sroce_req_run_budget(qp, SROCE_REQ_SOFTIRQ_BUDGET);
-}
-
-/*
- * Going back to the PSN of @s: is it a FLUSH we sent, not answered, whose
- * ICRC the peer may have refused (see sroce_flush_icrc)?
- */
-static bool sroce_req_resends_flush(struct sroce_qp *qp,
-				    const struct sroce_swqe *s)
-{
-	return s->w.opcode == SROCE_WR_FLUSH && s->flush_sent &&
-	       !qp->req.flush_known && !READ_ONCE(sroce_flush_icrc);
-}
-
-/* The answer to FLUSH @s came: learn the ICRC it went out with, if one. */
-void sroce_req_flush_answered(struct sroce_qp *qp, const struct sroce_swqe *s)
-{
-	if (qp->req.flush_known || READ_ONCE(sroce_flush_icrc))
-		return;
-	if (s->flush_sent == SROCE_FLUSH_SENT_IBA ||
-	    s->flush_sent == SROCE_FLUSH_SENT_RXE) {
-		qp->req.flush_rxe = s->flush_sent == SROCE_FLUSH_SENT_RXE;
-		qp->req.flush_known = true;
-	}
-}
-
-/*
- * Continue sending from @psn (go-back-N, IBA 9.7.4.1.5), which lies in
- * [comp.psn, req.psn_max]: back after a NAK or timeout, or forward when
- * ACKs overtook an earlier rewind. The WQE that holds @psn is sent again
- * from that packet on, and every later WQE from its start; their shadow
- * slots are still valid, nothing is re-read from the ring. Called with
- * sq_lock held.
- */
-void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
-{
-	u32 mtu = sroce_qp_mtu(qp), idx;
-	struct sroce_swqe *s;
-	bool back = sroce_psn_diff(psn, qp->req.psn) < 0;
-
-	qp->req.rd_atomic = 0;
-	for (idx = qp->sq.idx; idx != qp->req.started_end; idx++) {
-		s = sroce_swqe_at(qp, idx);
-		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
-		    sroce_psn_diff(psn, sroce_psn_add(s->first_psn, s->npsn)) < 0)
-			break;
-		if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
-			qp->req.rd_atomic++;
-	}
-	qp->req.idx = idx;
-	qp->req.psn = psn;
-	qp->req.noack_pkts = 0;
-	if (idx == qp->req.started_end) {
-		/* Everything sent so far is accounted for. */
-		qp->req.fetched = false;
-		return;
-	}
-	s = sroce_swqe_at(qp, idx);
-	qp->req.fetched = true;
-	if (back && s->first_psn == psn && sroce_req_resends_flush(qp, s))
-		qp->req.flush_rxe = !qp->req.flush_rxe;
-	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC)
-		qp->req.rd_atomic++;
-	if (s->kind == SROCE_SWQE_ATOMIC) {
-		s->sent = 0;
-	} else {
-		s->sent = sroce_psn_diff(psn, s->first_psn) * mtu;
-		if (s->kind == SROCE_SWQE_READ)
-			s->done = s->sent;
-	}
-	if (back)
-		atomic64_inc(&qp->sdev->stats.retransmits);
 }

@@ -11,9 +11,11 @@
  * looked up and checked (PD, access rights, bounds) for every packet.
  * State is under qp->resp_lock; answers are built under it and sent after.
  */
-#include "sroce.h"
-#include "sroce_compat.h"
+#include "sroce_engine.h"
+#include "sroce_cq.h"
+#include "sroce_srq.h"
 #include "sroce_net.h"
+#include "sroce_compat.h"
 
 /* READ response packets built per softirq or work-item pass. */
 #define SROCE_READ_BURST	32
@@ -238,7 +240,7 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 		 * after the atomics accepted before it.
 		 */
 		sroce_resp_atomics_now(qp);
-		if (sroce_mr_invalidate(qp, pkt->ieth_rkey)) {
+		if (sroce_key_invalidate(qp, pkt->ieth_rkey)) {
 			/* As rdma_rxe: the receive fails with the QP. */
 			sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
 			return SROCE_RESP_NAK_INV;
@@ -329,7 +331,7 @@ static bool sroce_resp_busy(const struct sroce_qp *qp)
 }
 
 /* Drop every answer still to go out (the QP fails or is reset). */
-void sroce_resp_forget(struct sroce_qp *qp)
+static void sroce_resp_forget(struct sroce_qp *qp)
 {
 	qp->resp.res_pending = 0;
 	qp->resp.replay = NULL;
@@ -1261,7 +1263,7 @@ static bool sroce_resp_flush_batch(struct sroce_qp *qp, struct sroce_cqe *cqe,
 
 /*
  * Error state: complete the receive WQEs with WR_FLUSH_ERR, in order.
- * Process context; as sroce_req_flush(), in batches up to the prod read
+ * Process context; as sroce_sq_flush(), in batches up to the prod read
  * at the start, giving the CPU up between them.
  */
 void sroce_resp_flush(struct sroce_qp *qp)

@@ -20,7 +20,8 @@
  * response buffer for MODIFY_SRQ); the provider holds its own SRQ lock
  * across the call so no WQE is posted to the old ring meanwhile.
  */
-#include "sroce.h"
+#include "sroce_srq.h"
+#include "sroce_verbs.h"
 
 static void sroce_srq_event(struct sroce_srq *srq, enum ib_event_type type)
 {

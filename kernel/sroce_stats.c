@@ -3,7 +3,7 @@
  * sroce: device counters, shown by `rdma statistic show link DEV/1` and in
  * /sys/class/infiniband/DEV/ports/1/hw_counters/.
  */
-#include "sroce.h"
+#include "sroce_verbs.h"
 
 enum sroce_counter {
 	SROCE_CNT_TX_PACKETS,

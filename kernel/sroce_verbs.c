@@ -7,7 +7,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
-#include "sroce.h"
+#include "sroce_verbs.h"
 
 int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)

@@ -19,7 +19,7 @@
 #     SEND behind it is flushed, both QPs end in ERR, memory is untouched.
 # sroce-rxe makes rdma_rxe the responder (the interop check; rxe 6.2-6.12
 # checks FLUSH against its own variant of the ICRC, which the sroce
-# requester learns per QP: sroce_req.c); rxe cannot be the requester with
+# requester learns per QP: sroce_sq.c); rxe cannot be the requester with
 # rdma-core 44. sroce-sroce runs a second time with the requester sending
 # rxe's ICRC variant (flush_icrc=2): the sroce responder must take it at
 # once (no retransmission), as it would from rxe. On Linux 6.1 neither device can be a

@@ -141,7 +141,7 @@ bool Crafter::icrc_ok(const std::vector<uint8_t> &b) const
 
 /*
  * The receive path's checks up to the QP lookup, in its order
- * (kernel/sroce_net.c: sroce_rcv()).
+ * (kernel/sroce_recv.c: sroce_rcv()).
  */
 Verdict Crafter::judge(const std::vector<uint8_t> &b) const
 {

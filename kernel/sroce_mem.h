@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sroce: registered memory: regions (sroce_mr.c), windows (sroce_mw.c),
+ * keys resolved to either (sroce_key.c) and copies between packets and
+ * registered memory, for the engines.
+ */
+#ifndef SROCE_MEM_H
+#define SROCE_MEM_H
+
+#include "sroce.h"
+
+enum sroce_mr_kind {
+	SROCE_MR_DMA,		/* all of kernel memory (get_dma_mr) */
+	SROCE_MR_USER,		/* pinned user pages (ib_umem) */
+	SROCE_MR_FAST,		/* kernel fast registration (alloc_mr) */
+};
+
+/*
+ * A fast-registration MR is FREE (its key matches nothing) from allocation
+ * until IB_WR_REG_MR makes it VALID, and again after an invalidation.
+ */
+enum sroce_mr_state {
+	SROCE_MR_FREE,
+	SROCE_MR_VALID,
+};
+
+struct sroce_mr {
+	struct ib_mr ibmr;
+	enum sroce_mr_kind kind;
+	u8 state;		/* enum sroce_mr_state, read locklessly */
+	u32 key;		/* the key lookups match (lkey == rkey) */
+	refcount_t refs;	/* lookups in flight + 1 while registered */
+	struct completion released;
+	struct rcu_head rcu;
+	struct ib_umem *umem;
+	u64 iova;
+	u64 length;
+	int access;
+	struct page **upages;	/* SROCE_MR_USER: pinned pages, in order */
+	u32 upage_off;		/* offset of iova in upages[0] */
+	u32 nupages;
+	u64 *pages;		/* SROCE_MR_FAST page list */
+	u32 max_pages;
+	u32 npages;
+	u32 page_shift;		/* SROCE_MR_FAST: of the registered pages */
+	u32 first_off;		/* SROCE_MR_FAST: offset of iova in pages[0] */
+	atomic_t num_mw;	/* windows bound to it, or SROCE_MR_MW_CLOSED */
+};
+
+/*
+ * A region's window count is closed (SROCE_MR_MW_CLOSED) while it is
+ * deregistered, or while its access or state changes: the swap from 0 is
+ * one atomic step, and a bind counts its window with
+ * atomic_inc_unless_negative() before it checks the region, so a bind
+ * racing the deregistration (or rereg, or invalidation) either is counted
+ * first (the other verb then fails with -EBUSY or -EINVAL, and the bind
+ * checks the region as it stays) or finds the count closed and fails.
+ * Checking the count and then unpublishing the region would leave a
+ * window bound to freed memory; checking the region before counting would
+ * let a bind use rights a concurrent rereg just took away.
+ */
+#define SROCE_MR_MW_CLOSED	INT_MIN
+
+static inline bool sroce_mr_close_mw(struct sroce_mr *mr)
+{
+	return atomic_cmpxchg(&mr->num_mw, 0, SROCE_MR_MW_CLOSED) == 0;
+}
+
+static inline void sroce_mr_reopen_mw(struct sroce_mr *mr)
+{
+	atomic_set(&mr->num_mw, 0);
+}
+
+/* Key table entries that are memory windows carry this xarray tag. */
+#define SROCE_KEY_TAG_MW	1
+
+/* A memory window (sroce_mw.c). */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;	/* binding state: the fields from state on */
+	refcount_t refs;	/* lookups in flight + 1 while allocated */
+	struct completion released;
+	u8 state;		/* enum sroce_mr_state */
+	u32 key;		/* current rkey */
+	struct sroce_mr *mr;	/* bound region, NULL when FREE */
+	u64 addr;
+	u64 length;
+	int access;
+	u32 qpn;		/* type 2: the QP it is bound to */
+};
+
+static inline struct sroce_mw *to_smw(struct ib_mw *mw)
+{
+	return container_of(mw, struct sroce_mw, ibmw);
+}
+
+static inline struct sroce_mr *to_smr(struct ib_mr *mr)
+{
+	return container_of(mr, struct sroce_mr, ibmr);
+}
+
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+struct sroce_qp;
+struct sroce_send_wqe;
+int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
+int sroce_key_invalidate(struct sroce_qp *qp, u32 key);
+struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
+				u64 len, int access);
+struct sroce_mr *sroce_rkey_get_region(struct sroce_qp *qp, u32 rkey,
+				       int access);
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+int sroce_mw_invalidate(struct sroce_qp *qp, u32 key);
+struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp, u32 rkey, u64 va,
+				  u64 len, int access, int *err);
+void sroce_mr_put(struct sroce_mr *mr);
+u32 sroce_key_make(u32 index);
+
+/* Direction of a copy between a packet buffer and registered memory. */
+enum sroce_copy_dir {
+	SROCE_TO_MR,		/* write into the region */
+	SROCE_FROM_MR,		/* read from the region */
+};
+
+/*
+ * The packet side of a copy: a received skb (read with skb_copy_bits) or a
+ * linear buffer (packets we build, atomic results).
+ */
+struct sroce_pktbuf {
+	const struct sk_buff *skb;	/* NULL: use buf */
+	u8 *buf;
+	u32 off;
+};
+
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access);
+int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
+		  u32 len, enum sroce_copy_dir dir);
+int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value);
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		    u64 swap_add, u64 *orig);
+int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
+		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
+		   enum sroce_copy_dir dir);
+
+#endif /* SROCE_MEM_H */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sroce: queue pairs: the QP and the state of its engines, and what
+ * every layer of the data path may do with a QP (sroce_qp.c):
+ * look it up, kick its work item, move it to the error state.
+ */
+#ifndef SROCE_QP_H
+#define SROCE_QP_H
+
+#include "sroce_queue.h"
+#include "sroce_mem.h"
+
+/* Responder/requester addressing of a connected QP, resolved at RTR. */
+struct sroce_path {
+	struct sroce_av av;
+	u8 sgid[16];
+	u8 smac[6];
+	u16 vlan_id;
+	u16 udp_sport;
+};
+
+/*
+ * A send WQE as the requester keeps it: the validated copy of the ring slot
+ * (header and SGEs or inline data) plus its transmission state. Slots are
+ * indexed like the SQ ring; a WQE's slot is live from fetch to completion.
+ */
+enum sroce_swqe_kind {
+	SROCE_SWQE_SEND,
+	SROCE_SWQE_WRITE,
+	SROCE_SWQE_READ,
+	SROCE_SWQE_ATOMIC,	/* also ATOMIC WRITE: one PSN, one answer */
+	SROCE_SWQE_LOCAL,	/* LOCAL_INV, REG_MR: no packet */
+};
+
+struct sroce_swqe {
+	u32 first_psn;
+	u32 npsn;		/* PSNs consumed: packets, or READ responses */
+	u32 length;		/* message length in bytes */
+	u32 sent;		/* bytes sent (READ: bytes requested) */
+	u32 done;		/* READ: response bytes placed */
+	u8 kind;		/* enum sroce_swqe_kind */
+	u8 wc_opcode;
+	bool signaled;
+	bool ud;
+	bool failed;		/* complete with status when flushed */
+	bool local_done;	/* SROCE_SWQE_LOCAL: executed */
+	u8 flush_sent;		/* FLUSH: ICRCs sent, SROCE_FLUSH_SENT_* */
+	u8 status;
+	struct sroce_send_wqe w;	/* validated copy; data[] follows */
+};
+
+struct sroce_swqe_ring {
+	u8 *slots;
+	u32 slot_size;
+};
+
+/* Requester state; indices are SQ ring indices. */
+struct sroce_req {
+	u32 psn;		/* next PSN to send */
+	u32 psn_max;		/* PSN after the highest ever sent */
+	u32 idx;		/* WQE being sent or next to send */
+	u32 fetch_end;		/* slots [sq.idx, fetch_end) are valid */
+	u32 started_end;	/* WQEs [sq.idx, started_end) have PSNs */
+	bool fetched;		/* WQE idx has been started */
+	u32 rd_atomic;		/* outstanding READ/atomic WQEs */
+	u32 noack_pkts;		/* packets since the last AckReq */
+	bool blocked;		/* stopped until an answer arrives */
+	bool run_on_ack;	/* look for new WQEs on the next answer */
+	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
+	bool flush_known;	/* a FLUSH was answered: keep that ICRC */
+};
+
+#define SROCE_FLUSH_SENT_IBA	BIT(0)
+#define SROCE_FLUSH_SENT_RXE	BIT(1)
+
+/* Completer state (the SQ's published cons is sq.idx = oldest WQE). */
+struct sroce_comp {
+	u32 psn;		/* oldest unacknowledged PSN */
+	u8 retry_left;
+	u8 rnr_retry_left;
+	bool rnr_wait;
+	bool implied_nak;	/* rewound for a lost READ/atomic response */
+	bool probe;		/* after an ACK timeout: one packet, then wait */
+	u32 probe_end;		/* req.psn_max at the timeout */
+	bool wake_req;		/* an answer unblocked the requester */
+	struct timer_list rto;		/* local ACK timeout */
+	struct timer_list rnr_timer;
+};
+
+/*
+ * A READ, atomic, ATOMIC WRITE or FLUSH request the responder has accepted
+ * (IBA 9.7.5.1.2): its answer goes out in its turn, and is kept so that a
+ * duplicate is answered again. CMP_SWAP and FETCH_ADD are executed in
+ * their turn too, after every earlier READ has been read.
+ */
+struct sroce_res {
+	bool valid;
+	bool atomic;		/* CMP_SWAP or FETCH_ADD: an atomic ACK */
+	bool cmp_swap;
+	bool executed;		/* atomic: done, @orig holds the result */
+	bool failed;		/* atomic: executing it failed (NAK in its turn) */
+	u32 first_psn;
+	u32 npsn;
+	u32 msn;		/* the MSN its answers carry */
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u32 sent;		/* READ response bytes sent */
+	u64 compare;		/* atomic operands */
+	u64 swap_add;
+	u64 orig;		/* atomic: value before the operation */
+};
+
+struct sroce_resp {
+	u32 epsn;		/* next expected PSN */
+	u32 msn;
+	bool in_send;		/* a multi-packet SEND is in progress */
+	bool in_write;		/* a multi-packet WRITE is in progress */
+	bool have_wqe;
+	bool nak_sent;		/* one sequence NAK per gap */
+	bool last_wqe_sent;	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED raised */
+	struct sroce_rwqe rwqe;
+	u64 write_va;		/* next byte of an RDMA WRITE */
+	u32 write_left;
+	u32 write_rkey;
+	u32 write_len;		/* total length (for WRITE_WITH_IMM's CQE) */
+	struct sroce_res *res;	/* max_dest_rd_atomic entries */
+	u32 res_n;
+	u32 res_head;		/* next entry to use, below res_n */
+	u32 res_pending;	/* entries before res_head still to answer */
+	struct sroce_res *replay;	/* duplicate READ being answered again */
+	/*
+	 * An ACK, NAK or RNR NAK held back behind answers still to go out
+	 * (responses leave in PSN order, IBA 9.7.5.1); with ans_fatal the
+	 * QP fails once the NAK is out, and takes no request meanwhile.
+	 */
+	bool ans_owed;
+	bool ans_fatal;
+	u8 ans_syndrome;
+	u32 ans_psn;
+	u32 ans_msn;
+	/* Built, to be sent in this order (sroce_resp_tx_claim()). */
+	struct sk_buff_head txq;
+	bool tx_busy;		/* a context is sending from txq */
+};
+
+struct sroce_qp {
+	struct ib_qp ibqp;
+	struct sroce_dev *sdev;
+	bool is_user;
+	refcount_t refs;		/* data-path lookups + 1 while alive */
+	struct completion released;
+
+	struct mutex modify_lock;	/* serialises modify/query/destroy */
+	spinlock_t state_lock;		/* state as seen by the data path */
+	enum ib_qp_state state;
+	spinlock_t sq_lock;		/* requester + completer state */
+	spinlock_t rq_lock;		/* kernel post_recv (producer) */
+	spinlock_t sq_post_lock;	/* kernel post_send (producer) */
+
+	bool sig_all;			/* IB_SIGNAL_ALL_WR: every WR completes */
+	struct sroce_queue sq;
+	struct sroce_queue rq;		/* absent when attached to an SRQ */
+	u32 max_inline;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+
+	/* Attributes (struct ib_qp_attr subset the transport uses). */
+	u32 qkey;
+	u16 pkey_index;
+	u32 dest_qpn;
+	u32 sq_psn;
+	u32 rq_psn;
+	enum ib_mtu path_mtu;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 sq_draining;
+	int access_flags;
+	struct sroce_path path;
+
+	/* Data path (sroce_req.c, sroce_resp.c, sroce_comp.c). */
+	struct work_struct work;	/* send engine, read responses, flush */
+	struct sroce_swqe_ring shadow;	/* validated copies of sent WQEs */
+	struct sroce_req req;		/* under sq_lock */
+	unsigned long req_run;		/* SROCE_REQ_RUNNING, SROCE_REQ_AGAIN */
+	struct sroce_comp comp;		/* under sq_lock */
+	struct sroce_resp resp;		/* under resp_lock */
+	spinlock_t resp_lock;
+	struct dst_cache dst_cache;
+	bool dst_cache_ready;
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+void sroce_qp_put(struct sroce_qp *qp);
+bool sroce_qp_to_error(struct sroce_qp *qp);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state next);
+void sroce_qp_ring_error(struct sroce_qp *qp);
+
+/* The QP as the data path sees it (sroce_qp.c). */
+extern struct workqueue_struct *sroce_wq;
+
+void sroce_qp_kick(struct sroce_qp *qp);
+void sroce_qp_fatal(struct sroce_qp *qp);
+
+/* The path MTU in bytes packets of @qp are cut to. */
+static inline u32 sroce_qp_mtu(struct sroce_qp *qp)
+{
+	enum ib_mtu mtu = READ_ONCE(qp->sdev->active_mtu);
+
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+		mtu = min(mtu, qp->path_mtu);
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/*
+ * WQEs completed per hold of sq_lock or resp_lock when a QP in Error is
+ * flushed (sroce_sq_flush(), sroce_resp_flush()); the CPU is given up
+ * between batches.
+ */
+#define SROCE_FLUSH_BATCH	64
+
+#endif /* SROCE_QP_H */
