@@ -10,19 +10,20 @@
 #   4. lint         tools/lint.sh (one case per check)
 #   5. rig          tools/vm/selftest.sh: the test rig's own self-tests
 #   6. guests       tools/vm/suite.sh for each suite in GUEST_SUITES
-#                   (sroce-sroce, sroce-rxe, rxe-sroce; rxe-rxe with
-#                   --rxe-rxe; one case per KTAP test line, plus the
-#                   rig's verdict); sroce-sroce runs on the debug kernel
-#                   (KASAN, lockdep, KMEMLEAK, UBSAN...: built in step 2
-#                   by tools/vm/debug-kernel.sh, cached), the tests in
-#                   TESTS_SMP once more there with two vCPUs per guest,
-#                   or with --no-debug on the stock 6.1 kernel; then
-#                   sroce-sroce on 6.12 LTS guests (the tests in
+#                   (sroce-rxe, rxe-sroce; rxe-rxe with --rxe-rxe; one
+#                   case per KTAP test line, plus the rig's verdict);
+#                   then sroce-sroce on 6.12 LTS guests (the tests in
 #                   TESTS_612), sroce-rxe on 6.12 (TESTS_612_RXE: RDMA
 #                   FLUSH, which rxe offers from 6.2 on) and a 6.1 guest
 #                   against a 6.12 guest (TESTS_CROSS)
 #   7. bench        tools/bench/bench.sh --smoke: the benchmark runs and
 #                   produces every number (none is judged)
+#   8. debug        sroce-sroce on the debug kernel (KASAN, lockdep,
+#                   KMEMLEAK, UBSAN...: tools/vm/debug-kernel.sh, cached;
+#                   when it is not, it builds in the background from
+#                   step 2 on), then the tests in TESTS_SMP once more
+#                   there with two vCPUs per guest; with --no-debug
+#                   sroce-sroce runs on the stock 6.1 kernel in step 6
 #   (after lint)    dkms: tools/dkms.sh test builds sroce with DKMS for
 #                   every installed kernel in a private DKMS tree
 # Prints a result per step and ends with "N passed, N failed"; exits
@@ -205,14 +206,35 @@ if [ "$with612" = 1 ] && [ "$module_built" = 1 ]; then
 fi
 
 # The debug guest kernel (tools/vm/debug-kernel.sh: built once from
-# linux-source-6.1 and cached outside the repo) and sroce.ko for it.
+# linux-source-6.1 and cached outside the repo) and sroce.ko for it. A
+# kernel not cached yet (a fresh machine: 10 minutes on 2 cores) builds in
+# the background at nice 19 while the steps and suites that do not need it
+# run: it takes the CPU they leave idle (lint and checkpatch are one
+# process, a guest often waits for its peer) and yields at once to them.
+# The debug suites run last, after debug_kernel_finish has waited for it.
+dbg_pid=""
+if [ "$debug" = 1 ] && [ "$guests" = 1 ] && [ "$module_built" = 1 ] &&
+	[[ " ${GUEST_SUITES[*]} " == *" sroce-sroce "* ]]; then
+	step "build: debug kernel"
+	dbg_t0=$EPOCHSECONDS
+	nice -n 19 bash tools/vm/debug-kernel.sh >"$logs/debug-kernel.log" 2>&1 &
+	dbg_pid=$!
+	echo "started in the background ($logs/debug-kernel.log)"
+fi
+
 moduledbg_built=0
-if [ "$debug" = 1 ] && [ "$guests" = 1 ] && [ "$module_built" = 1 ]; then
+debug_kernel_finish() {
+	local t rc
+	[ -n "$dbg_pid" ] || return 0
 	step "build: debug kernel"
 	t=$EPOCHSECONDS
-	if bash tools/vm/debug-kernel.sh >"$logs/debug-kernel.log" 2>&1; then
+	wait "$dbg_pid"
+	rc=$?
+	dbg_pid=""
+	if [ "$rc" = 0 ]; then
 		dbgdir=$(tail -n 1 "$logs/debug-kernel.log")
-		echo "ok: $(cat "$dbgdir/release") ($(took "$t"))"
+		echo "ok: $(cat "$dbgdir/release") ($(took "$dbg_t0") since its start, $(took "$t") waited)"
+		grep -E '^debug-kernel: (built|.* is cached)' "$logs/debug-kernel.log" | sed 's/^/     /'
 		case_result debug-kernel pass
 		step "build: sroce.ko debug"
 		t=$EPOCHSECONDS
@@ -231,7 +253,7 @@ if [ "$debug" = 1 ] && [ "$guests" = 1 ] && [ "$module_built" = 1 ]; then
 		tail -n 20 "$logs/debug-kernel.log" | sed 's/^/     /'
 		case_result debug-kernel fail
 	fi
-fi
+}
 
 step "build: cmake (provider, tests)"
 t=$EPOCHSECONDS
@@ -354,25 +376,9 @@ if [ "$guests" = 1 ]; then
 	for s in "${GUEST_SUITES[@]}"; do
 		need=1
 		[[ "$s" == *sroce* ]] && need=$module_built
-		if [ "$s" = sroce-sroce ] && [ "$debug" = 1 ]; then
-			# msg_size's SEND of 2^31 + 2 MTUs (512 Ki forged packets)
-			# takes 6 minutes with KASAN: it runs on 6.12 (TESTS_612).
-			# The life-cycle loops repeat the same code paths; on the
-			# debug kernel (a module load there takes seconds) two
-			# rounds of link delete/add and of rmmod, and three object
-			# rounds, keep CI within its time; the stock 6.12 run
-			# (TESTS_612) runs both tests with the full counts.
-			debug_tests=$(make -s --no-print-directory -C selftests list_tests |
-				grep -vxF -f <(tr ' ' '\n' <<<"$TESTS_SMP") | tr '\n' ' ')
-			guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug \
-				-e SROCE_MSGSIZE_SEND_BYTES=none -e SROCE_CTRL_LINK_LOOPS=2 \
-				-e SROCE_CTRL_RMMOD_LOOPS=2 -e SROCE_CTRL_OBJECT_LOOPS=3 \
-				--tests "$debug_tests" "$s"
-			guest_suite "sroce-sroce-debug-smp2" "$moduledbg_built" -k debug --smp 2 \
-				--tests "$TESTS_SMP" "$s"
-		else
-			guest_suite "$s" "$need" "$s"
-		fi
+		# sroce-sroce runs on the debug kernel, last (below).
+		[ "$s" = sroce-sroce ] && [ "$debug" = 1 ] && continue
+		guest_suite "$s" "$need" "$s"
 	done
 	if [ "$with612" = 1 ]; then
 		guest_suite "sroce-sroce-6.12" "$module612_built" \
@@ -400,6 +406,26 @@ if [ "$guests" = 1 ]; then
 		echo "FAILED ($(took "$t"), $logs/bench-smoke.log)"
 		tail -n 15 "$logs/bench-smoke.log" | sed 's/^/     /'
 		case_result bench-smoke fail
+	fi
+
+	# --- 8. sroce-sroce on the debug kernel --------------------------------
+	if [ "$debug" = 1 ] && [[ " ${GUEST_SUITES[*]} " == *" sroce-sroce "* ]]; then
+		debug_kernel_finish
+		# msg_size's SEND of 2^31 + 2 MTUs (512 Ki forged packets)
+		# takes 6 minutes with KASAN: it runs on 6.12 (TESTS_612).
+		# The life-cycle loops repeat the same code paths; on the
+		# debug kernel (a module load there takes seconds) two
+		# rounds of link delete/add and of rmmod, and three object
+		# rounds, keep CI within its time; the stock 6.12 run
+		# (TESTS_612) runs both tests with the full counts.
+		debug_tests=$(make -s --no-print-directory -C selftests list_tests |
+			grep -vxF -f <(tr ' ' '\n' <<<"$TESTS_SMP") | tr '\n' ' ')
+		guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug \
+			-e SROCE_MSGSIZE_SEND_BYTES=none -e SROCE_CTRL_LINK_LOOPS=2 \
+			-e SROCE_CTRL_RMMOD_LOOPS=2 -e SROCE_CTRL_OBJECT_LOOPS=3 \
+			--tests "$debug_tests" sroce-sroce
+		guest_suite "sroce-sroce-debug-smp2" "$moduledbg_built" -k debug --smp 2 \
+			--tests "$TESTS_SMP" sroce-sroce
 	fi
 fi
 
