@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <cstring>
+#include <fstream>
 #include <unistd.h>
 
 namespace sroce_tools
@@ -91,6 +92,16 @@ bool gid_is_ipv4_mapped(const ibv_gid &gid)
 bool gid_is_link_local(const ibv_gid &gid)
 {
 	return gid.raw[0] == 0xfe && (gid.raw[1] & 0xc0) == 0x80;
+}
+
+long read_counter(const std::string &dev, const char *name)
+{
+	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
+	long v = -1;
+
+	if (!(f >> v))
+		return -1;
+	return v;
 }
 
 int query_qp_state(ibv_qp *qp)

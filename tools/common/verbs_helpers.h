@@ -2,8 +2,9 @@
 /*
  * libibverbs helpers shared by the tools (sroce-integrity,
  * sroce-verbs-check): owning pointers for every verbs object, the names of
- * MTUs and QP states, GID text and kinds, waiting for a QP state, and the
- * attribute sets that walk an RC/UC/UD QP through INIT, RTR and RTS.
+ * MTUs and QP states, GID text and kinds, device counters, waiting for a QP
+ * state, and the attribute sets that walk an RC/UC/UD QP through INIT, RTR
+ * and RTS.
  */
 #pragma once
 
@@ -95,6 +96,9 @@ std::string gid_text(const ibv_gid &gid);
 bool gid_is_ipv4_mapped(const ibv_gid &gid);
 /* An IPv6 link-local address (fe80::/10). */
 bool gid_is_link_local(const ibv_gid &gid);
+
+/* Device @dev's port 1 counter @name (hw_counters), or -1 when it has none. */
+long read_counter(const std::string &dev, const char *name);
 
 /* The state ibv_query_qp reports, or -1 when the query failed. */
 int query_qp_state(ibv_qp *qp);

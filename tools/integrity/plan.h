@@ -18,13 +18,7 @@ namespace integ
 {
 
 /* The deterministic streams of tools/common/prng.h. */
-using sroce_tools::fill_poison;
-using sroce_tools::find_unpoisoned;
-using sroce_tools::poison_byte;
-using sroce_tools::Rng;
-using sroce_tools::splitmix64;
-using sroce_tools::Stream;
-using sroce_tools::stream_key;
+using namespace sroce_tools;
 
 enum class OpKind : uint8_t {
 	send,

@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -264,16 +263,6 @@ bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &l
 		return false;
 	}
 	return true;
-}
-
-long read_counter(const std::string &dev, const char *name)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
 }
 
 const char *wc_status_name(int status)

@@ -20,20 +20,7 @@ namespace integ
 struct Options;
 
 /* The shared helpers of tools/common/verbs_helpers.h. */
-using sroce_tools::ChannelPtr;
-using sroce_tools::ContextPtr;
-using sroce_tools::CqPtr;
-using sroce_tools::gid_text;
-using sroce_tools::MrPtr;
-using sroce_tools::mtu_bytes;
-using sroce_tools::mtu_enum;
-using sroce_tools::MwPtr;
-using sroce_tools::PdPtr;
-using sroce_tools::qp_state_name;
-using sroce_tools::QpPtr;
-using sroce_tools::query_qp_state;
-using sroce_tools::SrqPtr;
-using sroce_tools::wait_qp_state;
+using namespace sroce_tools;
 
 /* The opened device, its protection domain and the GID we talk from. */
 struct Device {
@@ -128,8 +115,6 @@ SrqPtr create_srq(Device &dev, uint32_t max_wr, uint32_t max_sge, uint32_t *gran
 /* RESET -> INIT -> RTR -> RTS towards @remote. */
 bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
                 const QpEnd &remote, std::string *why);
-/* Device @dev's port 1 counter @name (hw_counters), or -1 when it has none. */
-long read_counter(const std::string &dev, const char *name);
 
 const char *wc_status_name(int status);
 const char *wc_opcode_name(int opcode);

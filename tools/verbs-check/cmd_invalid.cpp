@@ -967,7 +967,7 @@ int cmd_invalid(int argc, char **argv)
 		r.fail("gid", "%s", why.c_str());
 		return r.finish();
 	}
-	r.info("device %s, GID index %d (%s)", device, gid.index, gid_str(gid.gid).c_str());
+	r.info("device %s, GID index %d (%s)", device, gid.index, gid_text(gid.gid).c_str());
 
 	InvalidRun run(r, ctx.get(), attr, port, gid);
 	if (!run.setup())

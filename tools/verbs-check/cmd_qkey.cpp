@@ -130,7 +130,8 @@ bool QkeyRun::setup()
 	sender_ = make_ud(kQkeyOther);
 	receiver_ = make_ud(kQkeyRecv);
 	return r_.check(ah_ && sender_ && receiver_, "setup.qps",
-	                "two UD QPs at RTS and an AH to our own GID %s", gid_str(gid_.gid).c_str());
+	                "two UD QPs at RTS and an AH to our own GID %s",
+	                gid_text(gid_.gid).c_str());
 }
 
 bool QkeyRun::post_recv()

@@ -109,13 +109,6 @@ bool open_and_query(const char *name, Report &r, ContextPtr *ctx, ibv_device_att
 	return true;
 }
 
-static bool gid_is_ipv4_mapped(const ibv_gid &gid)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return std::memcmp(gid.raw, prefix, sizeof(prefix)) == 0;
-}
-
 bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why)
 {
 	ibv_port_attr port{};
@@ -138,7 +131,7 @@ bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why)
 		}
 		out->index = wanted;
 		out->gid = entry.gid;
-		out->ipv4 = gid_is_ipv4_mapped(entry.gid);
+		out->ipv4 = sroce_tools::gid_is_ipv4_mapped(entry.gid);
 		return true;
 	}
 	for (int i = 0; i < port.gid_tbl_len; i++) {
@@ -146,7 +139,7 @@ bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why)
 			continue; /* an empty slot */
 		if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
 			continue;
-		if (gid_is_ipv4_mapped(entry.gid)) {
+		if (sroce_tools::gid_is_ipv4_mapped(entry.gid)) {
 			out->index = i;
 			out->gid = entry.gid;
 			out->ipv4 = true;
@@ -165,41 +158,6 @@ bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why)
 	out->gid = fallback_gid;
 	out->ipv4 = false;
 	return true;
-}
-
-std::string gid_str(const ibv_gid &gid)
-{
-	char buf[INET6_ADDRSTRLEN];
-
-	if (!inet_ntop(AF_INET6, gid.raw, buf, sizeof(buf)))
-		return "?";
-	return buf;
-}
-
-int mtu_bytes(ibv_mtu mtu)
-{
-	switch (mtu) {
-	case IBV_MTU_256:
-		return 256;
-	case IBV_MTU_512:
-		return 512;
-	case IBV_MTU_1024:
-		return 1024;
-	case IBV_MTU_2048:
-		return 2048;
-	case IBV_MTU_4096:
-		return 4096;
-	}
-	return -1;
-}
-
-const char *qp_state_name(int state)
-{
-	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-
-	if (state < 0 || state >= int(sizeof(names) / sizeof(names[0])))
-		return "?";
-	return names[state];
 }
 
 const char *qp_type_name(ibv_qp_type type)
@@ -248,23 +206,6 @@ ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms)
 	return cq;
 }
 
-int wait_qp_state(ibv_qp *qp, ibv_qp_state want, int timeout_ms)
-{
-	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-	int state = -1;
-
-	for (;;) {
-		ibv_qp_attr a{};
-		ibv_qp_init_attr ia{};
-
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0)
-			state = a.qp_state;
-		if (state == want || std::chrono::steady_clock::now() >= end)
-			return state;
-		usleep(10000);
-	}
-}
-
 int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms)
 {
 	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -282,67 +223,51 @@ int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms)
 	return got;
 }
 
+namespace
+{
+
+/* The path of every QP the checks walk: the values of verbs_util.h. */
+sroce_tools::QpPath check_path(ibv_qp_type type, unsigned int access, const GidChoice &gid,
+                               uint32_t dest_qpn)
+{
+	sroce_tools::QpPath p;
+
+	p.type = type;
+	p.access = access;
+	p.qkey = kQkey;
+	p.path_mtu = IBV_MTU_1024;
+	p.dest_qpn = dest_qpn;
+	p.rq_psn = kRqPsn;
+	p.dgid = gid.gid;
+	p.sgid_index = uint8_t(gid.index);
+	p.hop_limit = kHopLimit;
+	p.traffic_class = kTrafficClass;
+	p.flow_label = kFlowLabel;
+	p.max_dest_rd_atomic = kMaxDestRdAtomic;
+	p.min_rnr_timer = kMinRnrTimer;
+	p.sq_psn = kSqPsn;
+	p.timeout = kTimeout;
+	p.retry_cnt = kRetryCnt;
+	p.rnr_retry = kRnrRetry;
+	p.max_rd_atomic = kMaxRdAtomic;
+	return p;
+}
+
+} // namespace
+
 QpTransition to_init(ibv_qp_type type, unsigned int access)
 {
-	QpTransition t;
-
-	t.attr.qp_state = IBV_QPS_INIT;
-	t.attr.pkey_index = 0;
-	t.attr.port_num = 1;
-	t.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-	if (type == IBV_QPT_UD) {
-		t.attr.qkey = kQkey;
-		t.mask |= IBV_QP_QKEY;
-	} else {
-		t.attr.qp_access_flags = access;
-		t.mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	return t;
+	return sroce_tools::qp_to_init(check_path(type, access, GidChoice(), 0));
 }
 
 QpTransition to_rtr(ibv_qp_type type, const GidChoice &gid, uint32_t dest_qpn)
 {
-	QpTransition t;
-
-	t.attr.qp_state = IBV_QPS_RTR;
-	t.mask = IBV_QP_STATE;
-	if (type == IBV_QPT_UD)
-		return t;
-	t.attr.path_mtu = IBV_MTU_1024;
-	t.attr.dest_qp_num = dest_qpn;
-	t.attr.rq_psn = kRqPsn;
-	t.attr.ah_attr.is_global = 1;
-	t.attr.ah_attr.grh.dgid = gid.gid;
-	t.attr.ah_attr.grh.sgid_index = uint8_t(gid.index);
-	t.attr.ah_attr.grh.hop_limit = kHopLimit;
-	t.attr.ah_attr.grh.traffic_class = kTrafficClass;
-	t.attr.ah_attr.grh.flow_label = kFlowLabel;
-	t.attr.ah_attr.port_num = 1;
-	t.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (type == IBV_QPT_RC) {
-		t.attr.max_dest_rd_atomic = kMaxDestRdAtomic;
-		t.attr.min_rnr_timer = kMinRnrTimer;
-		t.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	return t;
+	return sroce_tools::qp_to_rtr(check_path(type, 0, gid, dest_qpn));
 }
 
 QpTransition to_rts(ibv_qp_type type)
 {
-	QpTransition t;
-
-	t.attr.qp_state = IBV_QPS_RTS;
-	t.attr.sq_psn = kSqPsn;
-	t.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (type == IBV_QPT_RC) {
-		t.attr.timeout = kTimeout;
-		t.attr.retry_cnt = kRetryCnt;
-		t.attr.rnr_retry = kRnrRetry;
-		t.attr.max_rd_atomic = kMaxRdAtomic;
-		t.mask |=
-		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	return t;
+	return sroce_tools::qp_to_rts(check_path(type, 0, GidChoice(), 0));
 }
 
 ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, uint64_t addr,
@@ -374,22 +299,16 @@ ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr)
 int connect_rc_from(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
                     ibv_qp_state from, uint8_t timeout, const char **stage)
 {
-	QpTransition steps[3] = {to_init(IBV_QPT_RC, access), to_rtr(IBV_QPT_RC, gid, dest_qpn),
-	                         to_rts(IBV_QPT_RC)};
-	static const char *const names[3] = {"INIT", "RTR", "RTS"};
+	sroce_tools::QpPath p = check_path(IBV_QPT_RC, access, gid, dest_qpn);
+	ibv_qp_state failed = IBV_QPS_RESET;
 
-	steps[2].attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
-	steps[2].attr.timeout = timeout;
-	for (int i = from == IBV_QPS_RTR ? 1 : 0; i < 3; i++) {
-		int err = ibv_modify_qp(qp, &steps[i].attr, steps[i].mask);
-
-		if (err) {
-			if (stage)
-				*stage = names[i];
-			return err;
-		}
-	}
-	return 0;
+	p.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
+	p.timeout = timeout;
+	int err = sroce_tools::walk_qp_to_rts(
+	    qp, p, from == IBV_QPS_RTR ? IBV_QPS_INIT : IBV_QPS_RESET, &failed);
+	if (err && stage)
+		*stage = qp_state_name(failed);
+	return err;
 }
 
 int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
