@@ -698,14 +698,9 @@ void ObjectsRun::qp_state_walk(ibv_pd *pd, ibv_qp_type type)
 void ObjectsRun::ah_cycle(ibv_pd *pd)
 {
 	std::vector<AhPtr> ahs;
-	ibv_ah_attr aa{};
+	ibv_ah_attr aa = loopback_ah(gid_);
 	ibv_gid gid0{};
 
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = kHopLimit;
-	aa.port_num = 1;
 	for (int i = 0; i < 8; i++) {
 		aa.grh.flow_label = uint32_t(i);
 		errno = 0;
@@ -749,14 +744,9 @@ void ObjectsRun::bulk(ibv_pd *pd)
 	std::vector<QpPtr> qps;
 	std::vector<MrPtr> mrs;
 	std::vector<AhPtr> ahs;
-	ibv_ah_attr aa{};
+	ibv_ah_attr aa = loopback_ah(gid_);
 	int failed = 0;
 
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = kHopLimit;
-	aa.port_num = 1;
 	for (int i = 0; i < n && !failed; i++) {
 		ibv_qp_init_attr ia;
 

@@ -224,13 +224,7 @@ void churn_thread(Shared &s, unsigned seed)
 		sattr.attr.max_wr = 1 + rng() % 512;
 		sattr.attr.max_sge = 1 + rng() % 4;
 		SrqPtr srq(ibv_create_srq(pd.get(), &sattr));
-		ibv_ah_attr ah{};
-
-		ah.is_global = 1;
-		ah.port_num = 1;
-		ah.grh.dgid = s.gid.gid;
-		ah.grh.sgid_index = uint8_t(s.gid.index);
-		ah.grh.hop_limit = 64;
+		ibv_ah_attr ah = loopback_ah(s.gid);
 		AhPtr ahp(ibv_create_ah(pd.get(), &ah));
 		MwPtr mw(ibv_alloc_mw(pd.get(), rng() % 2 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2));
 

@@ -282,6 +282,18 @@ ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, ui
 	return wr;
 }
 
+ibv_ah_attr loopback_ah(const GidChoice &gid, uint8_t hop_limit)
+{
+	ibv_ah_attr a{};
+
+	a.is_global = 1;
+	a.grh.dgid = gid.gid;
+	a.grh.sgid_index = uint8_t(gid.index);
+	a.grh.hop_limit = hop_limit;
+	a.port_num = 1;
+	return a;
+}
+
 ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr)
 {
 	ibv_qp_init_attr ia{};

@@ -150,6 +150,9 @@ enum : uint8_t {
 	kTrafficClass = 0x20,
 };
 
+/* An AV on port 1 to GID @gid (ours: a loopback path). */
+ibv_ah_attr loopback_ah(const GidChoice &gid, uint8_t hop_limit = kHopLimit);
+
 } /* namespace vc */
 
 #endif /* SROCE_VERBS_CHECK_VERBS_UTIL_H */
