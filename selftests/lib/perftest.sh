@@ -13,6 +13,7 @@
 #       names the markers and the log).
 #   perf_row LOG SIZE         -> the numbers after "SIZE ITERATIONS" of the
 #                                result row (perftest's columns)
+#   perf_fields N LOG SIZE    -> the first N of those
 #   perf_bw_row LOG SIZE      -> "PEAK AVG MSGRATE" of the result row
 #   perf_lat_row LOG SIZE     -> "MIN MAX TYPICAL AVG" of the result row
 #   is_positive NUMBER        -> a finite decimal number above zero
@@ -152,23 +153,16 @@ perf_row() {
 	return 1
 }
 
-perf_bw_row() {
-	local r
-	r=$(perf_row "$1" "$2")
-	[ -n "$r" ] || return 1
-	# shellcheck disable=SC2086
-	set -- $r
-	echo "$1 $2 $3"
+# perf_fields N LOG SIZE: the first N numbers of the result row.
+perf_fields() {
+	local f
+	read -ra f <<<"$(perf_row "$2" "$3")"
+	[ ${#f[@]} -gt 0 ] || return 1
+	echo "${f[*]:0:$1}"
 }
 
-perf_lat_row() {
-	local r
-	r=$(perf_row "$1" "$2")
-	[ -n "$r" ] || return 1
-	# shellcheck disable=SC2086
-	set -- $r
-	echo "$1 $2 $3 $4"
-}
+perf_bw_row() { perf_fields 3 "$@"; }
+perf_lat_row() { perf_fields 4 "$@"; }
 
 # is_positive NUMBER: a finite decimal number above zero.
 is_positive() {
