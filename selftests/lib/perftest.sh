@@ -89,7 +89,8 @@ perf_pair() {
 		fi
 		rig_signal "verdict-$name" "${again:-no}"
 	else
-		again=$(rig_wait "verdict-$name" 60) || again=no
+		# Up to 2 minutes: guest b may first stop a profile (PERF_HOOK).
+		again=$(rig_wait "verdict-$name" 120) || again=no
 	fi
 	if [ -n "$again" ] && [ "$again" != no ]; then
 		rig_log "$1: $again; once more"
