@@ -7,6 +7,7 @@
 #include "clock.h"
 
 #include <arpa/inet.h>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <unistd.h>
@@ -30,6 +31,90 @@ void destroy_failed(int ret, const char *what)
 {
 	if (destroy_failure_handler)
 		destroy_failure_handler(ret, what);
+}
+
+std::string errno_name(int err)
+{
+	const char *name;
+
+	if (err == 0)
+		return "0";
+	name = err > 0 ? strerrorname_np(err) : nullptr;
+	if (name)
+		return name;
+	return "errno " + std::to_string(err);
+}
+
+ContextPtr open_device(const char *name, std::string *why)
+{
+	ibv_device **list;
+	ibv_context *ctx = nullptr;
+	std::string seen;
+	int n = 0;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		*why = "ibv_get_device_list failed: " + errno_name(errno ? errno : -1);
+		return nullptr;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *dev_name = ibv_get_device_name(list[i]);
+
+		seen += seen.empty() ? "" : " ";
+		seen += dev_name;
+		if (std::strcmp(dev_name, name) != 0)
+			continue;
+		errno = 0;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			*why = std::string("ibv_open_device(") + name +
+			       ") failed: " + errno_name(errno ? errno : -1);
+		break;
+	}
+	ibv_free_device_list(list);
+	if (!ctx && why->empty())
+		*why = std::string("no device ") + name +
+		       " (libibverbs lists: " + (seen.empty() ? "none" : seen) + ")";
+	return ContextPtr(ctx);
+}
+
+int find_roce_v2_gid(ibv_context *ctx, GidKind kind, ibv_gid *gid, std::string *why)
+{
+	ibv_port_attr port{};
+	ibv_gid_entry entry{};
+	int any = -1;
+	ibv_gid any_gid{};
+
+	if (int ret = ibv_query_port(ctx, 1, &port)) {
+		*why = "ibv_query_port failed: " + errno_name(ret);
+		return -1;
+	}
+	for (int i = 0; i < port.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, uint32_t(i), &entry, 0))
+			continue; /* an empty slot */
+		if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		const bool v4 = gid_is_ipv4_mapped(entry.gid);
+
+		if (kind == GidKind::ipv6_global ? !v4 && !gid_is_link_local(entry.gid) : v4) {
+			*gid = entry.gid;
+			return i;
+		}
+		if (kind == GidKind::ipv4_or_any && any < 0) {
+			any = i;
+			any_gid = entry.gid;
+		}
+	}
+	if (any >= 0) {
+		*gid = any_gid;
+		return any;
+	}
+	*why = std::string("port 1 has no RoCE v2 GID") +
+	       (kind == GidKind::ipv4          ? " of an IPv4 address"
+	        : kind == GidKind::ipv6_global ? " of a global IPv6 address"
+	                                       : "");
+	return -1;
 }
 
 ibv_mtu mtu_enum(uint32_t bytes)

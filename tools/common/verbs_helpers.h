@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * libibverbs helpers shared by the tools (sroce-integrity,
- * sroce-verbs-check): owning pointers for every verbs object, the names of
- * MTUs and QP states, GID text and kinds, device counters, waiting for a QP
- * state, and the attribute sets that walk an RC/UC/UD QP through INIT, RTR
- * and RTS.
+ * sroce-verbs-check): owning pointers for every verbs object, errno names,
+ * opening a device by name, finding its RoCE v2 GID, the names of MTUs and
+ * QP states, GID text and kinds, device counters, waiting for a QP state,
+ * and the attribute sets that walk an RC/UC/UD QP through INIT, RTR and
+ * RTS.
  */
 #pragma once
 
@@ -82,6 +83,28 @@ using SrqPtr = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>>;
 using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
 using ChannelPtr =
     std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, ibv_destroy_comp_channel>>;
+
+/* "EINVAL" for EINVAL, "0" for 0, "errno N" for anything unnamed. */
+std::string errno_name(int err);
+
+/*
+ * Opens RDMA device @name; on failure returns null and puts the reason (with
+ * the list of devices libibverbs sees) into @why.
+ */
+ContextPtr open_device(const char *name, std::string *why);
+
+/* Which RoCE v2 GID of port 1 find_roce_v2_gid() takes: the first one... */
+enum class GidKind {
+	ipv4,        /* of an IPv4 address (IPv4-mapped) */
+	ipv6_global, /* of an IPv6 address that is not link-local */
+	ipv4_or_any, /* of an IPv4 address, else of any address */
+};
+
+/*
+ * The index of the first RoCE v2 GID of @kind on port 1, the GID in *@gid;
+ * -1 with the reason in *@why when there is none.
+ */
+int find_roce_v2_gid(ibv_context *ctx, GidKind kind, ibv_gid *gid, std::string *why);
 
 /* The largest MTU of at most @bytes (256 below 256). */
 ibv_mtu mtu_enum(uint32_t bytes);

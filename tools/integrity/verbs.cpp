@@ -28,55 +28,13 @@ std::string err_text(int err)
 	return std::strerror(err > 0 ? err : EIO);
 }
 
-/* The first RoCEv2 GID of an IPv4 (or, with @ipv6, a global IPv6) address. */
-int find_gid(ibv_context *ctx, const ibv_port_attr &port, bool ipv6, std::string *why)
-{
-	std::vector<ibv_gid_entry> table(std::max(port.gid_tbl_len, 1));
-	const ssize_t n = ibv_query_gid_table(ctx, table.data(), table.size(), 0);
-
-	if (n < 0) {
-		*why = "ibv_query_gid_table: " + err_text(int(-n));
-		return -1;
-	}
-	for (ssize_t i = 0; i < n; i++) {
-		const ibv_gid_entry &e = table[size_t(i)];
-
-		if (e.port_num != 1 || e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (ipv6 ? !sroce_tools::gid_is_ipv4_mapped(e.gid) &&
-		               !sroce_tools::gid_is_link_local(e.gid)
-		         : sroce_tools::gid_is_ipv4_mapped(e.gid))
-			return int(e.gid_index);
-	}
-	*why = std::string("no RoCEv2 GID of an ") + (ipv6 ? "IPv6" : "IPv4") +
-	       " address on port 1 (use --gid-index)";
-	return -1;
-}
-
 } // namespace
 
 bool Device::open(const Options &opt, std::string *why)
 {
-	int n = 0;
-	ibv_device **list = ibv_get_device_list(&n);
-
-	if (!list) {
-		*why = "ibv_get_device_list: " + err_text(errno);
+	ctx = open_device(opt.device.c_str(), why);
+	if (!ctx)
 		return false;
-	}
-	for (int i = 0; i < n && !ctx; i++) {
-		if (opt.device == ibv_get_device_name(list[i])) {
-			ctx.reset(ibv_open_device(list[i]));
-			if (!ctx)
-				*why = "ibv_open_device " + opt.device + ": " + err_text(errno);
-		}
-	}
-	ibv_free_device_list(list);
-	if (!ctx) {
-		if (why->empty())
-			*why = "no RDMA device " + opt.device;
-		return false;
-	}
 	name = opt.device;
 	if (int err = ibv_query_device(ctx.get(), &attr)) {
 		*why = "ibv_query_device: " + err_text(err);
@@ -90,9 +48,16 @@ bool Device::open(const Options &opt, std::string *why)
 		*why = name + ": port 1 is not ACTIVE";
 		return false;
 	}
-	gid_index = opt.gid_index >= 0 ? opt.gid_index : find_gid(ctx.get(), port, opt.ipv6, why);
-	if (gid_index < 0)
-		return false;
+	if (opt.gid_index >= 0) {
+		gid_index = opt.gid_index;
+	} else {
+		gid_index = find_roce_v2_gid(
+		    ctx.get(), opt.ipv6 ? GidKind::ipv6_global : GidKind::ipv4, &gid, why);
+		if (gid_index < 0) {
+			*why += " (use --gid-index)";
+			return false;
+		}
+	}
 	if (int err = ibv_query_gid(ctx.get(), 1, gid_index, &gid)) {
 		*why = "ibv_query_gid " + std::to_string(gid_index) + ": " + err_text(err);
 		return false;

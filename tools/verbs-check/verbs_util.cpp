@@ -59,40 +59,6 @@ int null_errno()
 	return errno ? errno : -1;
 }
 
-ContextPtr open_device(const char *name, std::string *why)
-{
-	ibv_device **list;
-	ibv_context *ctx = nullptr;
-	std::string seen;
-	int n = 0;
-
-	errno = 0;
-	list = ibv_get_device_list(&n);
-	if (!list) {
-		*why = "ibv_get_device_list failed: " + errno_name(null_errno());
-		return nullptr;
-	}
-	for (int i = 0; i < n; i++) {
-		const char *dev_name = ibv_get_device_name(list[i]);
-
-		seen += seen.empty() ? "" : " ";
-		seen += dev_name;
-		if (std::strcmp(dev_name, name) != 0)
-			continue;
-		errno = 0;
-		ctx = ibv_open_device(list[i]);
-		if (!ctx)
-			*why = std::string("ibv_open_device(") + name +
-			       ") failed: " + errno_name(null_errno());
-		break;
-	}
-	ibv_free_device_list(list);
-	if (!ctx && why->empty())
-		*why = std::string("no device ") + name +
-		       " (libibverbs lists: " + (seen.empty() ? "none" : seen) + ")";
-	return ContextPtr(ctx);
-}
-
 bool open_and_query(const char *name, Report &r, ContextPtr *ctx, ibv_device_attr *attr)
 {
 	std::string why;
@@ -111,52 +77,21 @@ bool open_and_query(const char *name, Report &r, ContextPtr *ctx, ibv_device_att
 
 bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why)
 {
-	ibv_port_attr port{};
 	ibv_gid_entry entry{};
-	int fallback = -1;
-	ibv_gid fallback_gid{};
-	int ret;
 
-	ret = ibv_query_port(ctx, 1, &port);
-	if (ret) {
-		*why = "ibv_query_port failed: " + errno_name(ret);
+	if (wanted < 0) {
+		out->index = find_roce_v2_gid(ctx, GidKind::ipv4_or_any, &out->gid, why);
+		out->ipv4 = out->index >= 0 && gid_is_ipv4_mapped(out->gid);
+		return out->index >= 0;
+	}
+	if (int ret = ibv_query_gid_ex(ctx, 1, uint32_t(wanted), &entry, 0)) {
+		*why = "GID index " + std::to_string(wanted) +
+		       ": ibv_query_gid_ex failed: " + errno_name(ret);
 		return false;
 	}
-	if (wanted >= 0) {
-		ret = ibv_query_gid_ex(ctx, 1, uint32_t(wanted), &entry, 0);
-		if (ret) {
-			*why = "GID index " + std::to_string(wanted) +
-			       ": ibv_query_gid_ex failed: " + errno_name(ret);
-			return false;
-		}
-		out->index = wanted;
-		out->gid = entry.gid;
-		out->ipv4 = sroce_tools::gid_is_ipv4_mapped(entry.gid);
-		return true;
-	}
-	for (int i = 0; i < port.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, uint32_t(i), &entry, 0))
-			continue; /* an empty slot */
-		if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (sroce_tools::gid_is_ipv4_mapped(entry.gid)) {
-			out->index = i;
-			out->gid = entry.gid;
-			out->ipv4 = true;
-			return true;
-		}
-		if (fallback < 0) {
-			fallback = i;
-			fallback_gid = entry.gid;
-		}
-	}
-	if (fallback < 0) {
-		*why = "port 1 has no RoCE v2 GID";
-		return false;
-	}
-	out->index = fallback;
-	out->gid = fallback_gid;
-	out->ipv4 = false;
+	out->index = wanted;
+	out->gid = entry.gid;
+	out->ipv4 = gid_is_ipv4_mapped(entry.gid);
 	return true;
 }
 

@@ -57,12 +57,6 @@ class Mapping
 int null_errno();
 
 /*
- * Opens device @name; on failure returns null and puts the reason (with the
- * list of devices libibverbs sees) into @why.
- */
-ContextPtr open_device(const char *name, std::string *why);
-
-/*
  * Opens device @name into @ctx and queries its attributes into @attr; a
  * failure of either is FAIL "open" or "query_device" in @r, and false.
  */
