@@ -70,25 +70,15 @@ bool Device::open(const Options &opt, std::string *why)
 	return true;
 }
 
-Buffer::~Buffer()
-{
-	if (data_)
-		munmap(data_, len_);
-}
-
 bool Buffer::alloc(size_t len, std::string *why)
 {
 	const size_t page = 4096;
+	const size_t bytes = (len + page - 1) & ~(page - 1);
 
-	len_ = (len + page - 1) & ~(page - 1);
-	void *p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
-		*why = "mmap " + std::to_string(len_) + " bytes: " + err_text(errno);
-		len_ = 0;
+	if (!map(bytes, PROT_READ | PROT_WRITE)) {
+		*why = "mmap " + std::to_string(bytes) + " bytes: " + err_text(errno);
 		return false;
 	}
-	data_ = static_cast<uint8_t *>(p);
 	return true;
 }
 

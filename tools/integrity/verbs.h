@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "mapping.h"
 #include "verbs_helpers.h"
 
 #include <infiniband/verbs.h>
@@ -36,21 +37,11 @@ struct Device {
 };
 
 /* Page-aligned anonymous memory, zero-filled. */
-class Buffer
+class Buffer : public Mapping
 {
       public:
-	Buffer() = default;
-	Buffer(const Buffer &) = delete;
-	Buffer &operator=(const Buffer &) = delete;
-	~Buffer();
+	/* @len rounded up to whole pages, readable and writable. */
 	bool alloc(size_t len, std::string *why);
-	uint8_t *data() const { return data_; }
-	size_t size() const { return len_; }
-	uint64_t addr() const { return reinterpret_cast<uintptr_t>(data_); }
-
-      private:
-	uint8_t *data_ = nullptr;
-	size_t len_ = 0;
 };
 
 MrPtr reg_mr(ibv_pd *pd, const Buffer &buf, unsigned access, std::string *why);

@@ -38,22 +38,6 @@ void destroy_logged(int ret, const char *what)
 		             what, errno_name(ret).c_str());
 }
 
-Mapping::Mapping(size_t length, int prot)
-{
-	void *p = mmap(nullptr, length, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return;
-	addr_ = p;
-	length_ = length;
-}
-
-Mapping::~Mapping()
-{
-	if (addr_)
-		munmap(addr_, length_);
-}
-
 int null_errno()
 {
 	return errno ? errno : -1;

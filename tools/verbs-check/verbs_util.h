@@ -8,6 +8,7 @@
 #ifndef SROCE_VERBS_CHECK_VERBS_UTIL_H
 #define SROCE_VERBS_CHECK_VERBS_UTIL_H
 
+#include "mapping.h"
 #include "verbs_helpers.h"
 
 #include <infiniband/verbs.h>
@@ -33,25 +34,6 @@ bool kernel_at_least(int major, int minor);
 
 /* The shared helpers of tools/common/verbs_helpers.h. */
 using namespace sroce_tools;
-
-/* An anonymous mapping, unmapped on destruction. */
-class Mapping
-{
-      public:
-	Mapping() = default;
-	Mapping(size_t length, int prot);
-	~Mapping();
-	Mapping(const Mapping &) = delete;
-	Mapping &operator=(const Mapping &) = delete;
-
-	bool ok() const { return addr_ != nullptr; }
-	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
-	size_t size() const { return length_; }
-
-      private:
-	void *addr_ = nullptr;
-	size_t length_ = 0;
-};
 
 /* errno after a verb returned NULL; -1 if it left errno at 0. */
 int null_errno();
