@@ -9,7 +9,7 @@
 #define SROCE_DATAPATH_H
 
 #include <sroce/sroce_ext.h>
-#include "sroce.h"
+#include "objects.h"
 
 #include <cstdint>
 #include <cstring>

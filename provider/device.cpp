@@ -4,7 +4,7 @@
  * libibverbs, device matching and allocation, the per-open context, device
  * and port queries, and the one operations table.
  */
-#include "sroce.h"
+#include "objects.h"
 #include "sysfs.h"
 
 #include <stdio.h>

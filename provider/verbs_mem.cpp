@@ -4,7 +4,7 @@
  * wrappers over the uverbs commands. Only the AH keeps driver data (the
  * address vector the kernel resolved), for UD send WQEs.
  */
-#include "sroce.h"
+#include "objects.h"
 
 #include <string.h>
 

@@ -24,6 +24,8 @@
 export RIG_TEST=bench
 # shellcheck source=../../selftests/lib/guest.sh
 . "$RIG_REPO/selftests/lib/guest.sh"
+# shellcheck source=../../selftests/lib/perftest.sh
+. "$RIG_REPO/selftests/lib/perftest.sh"
 # shellcheck source=lib.sh
 . "$RIG_REPO/tools/bench/lib.sh"
 
@@ -131,24 +133,6 @@ half() {
 	if [ $(($1 % 2)) = 0 ]; then echo $(($1 / 2)); else echo "$(($1 / 2)).5"; fi
 }
 
-# num X: X is a positive decimal number.
-num() {
-	[[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ "$1" =~ [1-9] ]]
-}
-
-# result_row LOG SIZE: the fields after "SIZE ITERATIONS" of perftest's
-# result row (bash only).
-result_row() {
-	local f
-	while read -ra f; do
-		if [ "${f[0]:-}" = "$2" ] && [[ "${f[1]:-}" =~ ^[0-9]+$ ]] && [ ${#f[@]} -ge 5 ]; then
-			echo "${f[*]:2}"
-			return 0
-		fi
-	done <"$1"
-	return 1
-}
-
 profile_start() {
 	[ "$BENCH_MODE" = profile ] || return 0
 	# perf takes many seconds to start under TCG: it starts with its events
@@ -183,77 +167,56 @@ profile_stop() {
 	cp /tmp/perf.data "$RIG_OUT/perf.data" 2>/dev/null
 }
 
-# perftest_cell TEST SIZE TOOL ARGS...: one perftest run between the guests.
-perftest_cell() {
-	local t=$1 size=$2 tool=$3 port=$((18515 + step % 50)) lim log pid rc=0 row v
-	local bw=0 args
-	shift 3
-	case "$t" in *_bw*) bw=1 ;; esac
-	args=("$@" -d "$DEV" -x "$GID" -F -p "$port")
-	if [ "$bw" = 1 ]; then
-		args+=(-D "$BENCH_DUR" -f 0)
-		lim=$((BENCH_DUR + 60))
-	else
-		args+=(-n "$BENCH_LAT_ITERS")
-		lim=120
-	fi
-	log=$RIG_OUT/logs/r$round.$pair.$t.$size.log
-	# perftest calibrates its clock at start; on a loaded host the fit can
-	# fail ("Correlation coefficient r^2 ... < 0.9") and it then reports
-	# 0.00 for the whole run. Guest b asks for one more try in that case.
-	local attempt verdict
-	for attempt in 1 2; do
-		rc=0
+# cell_hook PHASE [PID]: perf_pair's PERF_HOOK for a perftest cell: the
+# profile around each attempt, the CPU sample in the middle of a bandwidth
+# transfer.
+cell_hook() {
+	case "$1" in
+	start)
 		CPU_SAMPLE=""
 		profile_start
-		if rig_is_a; then
-			timeout -k 3 "$lim" "$tool" "${args[@]}" >"$log" 2>&1 &
-			pid=$!
-			if rig_wait_listen "$port" 40; then
-				rig_signal "listen-$step-$attempt"
-				[ "$bw" = 1 ] && cpu_sample "$pid" "$(half "$BENCH_DUR")"
-			else
-				kill "$pid" 2>/dev/null
-			fi
-			wait "$pid" || rc=$?
-		else
-			if rig_wait "listen-$step-$attempt" 60 >/dev/null; then
-				timeout -k 3 "$lim" "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 &
-				pid=$!
-				[ "$bw" = 1 ] && cpu_sample "$pid" "$(half "$BENCH_DUR")"
-				wait "$pid" || rc=$?
-			else
-				rc=1
-				echo "the server never listened" >"$log"
-			fi
-		fi
-		profile_stop "$tool ${args[*]}"
-		# sroce's counters so far (retransmits, timeouts, drops) explain a bad cell.
-		case "$DEV" in sroce*) rdma statistic show link "$DEV/1" >>"$log" 2>&1 ;; esac
-		if rig_is_b; then
-			verdict=ok
-			[ "$attempt" = 1 ] && grep -q "^Correlation coefficient" "$log" && verdict=retry
-			rig_signal "verdict-$step-$attempt" "$verdict"
-		else
-			verdict=$(rig_wait "verdict-$step-$attempt" 120) || verdict=ok
-		fi
-		[ "$verdict" = retry ] || break
-		mv "$log" "$log.try1"
-		rig_log "$t $size: perftest could not calibrate its clock; once more"
-	done
+		;;
+	run)
+		if [ "$cell_bw" = 1 ]; then cpu_sample "$2" "$(half "$BENCH_DUR")"; fi
+		;;
+	end) profile_stop "$cell_what" ;;
+	esac
+}
+
+# perftest_cell TEST SIZE TOOL ARGS...: one perftest run between the guests
+# (perf_pair of selftests/lib/perftest.sh: guest b asks for one more try
+# when perftest could not calibrate its clock).
+perftest_cell() {
+	local t=$1 size=$2 tool=$3 lim rc=0 row v rate args more
+	shift 3
+	cell_bw=0
+	case "$t" in *_bw*) cell_bw=1 ;; esac
+	args=("$@" -d "$DEV" -x "$GID" -F)
+	if [ "$cell_bw" = 1 ]; then
+		more=(-D "$BENCH_DUR" -f 0)
+		lim=$((BENCH_DUR + 60))
+	else
+		more=(-n "$BENCH_LAT_ITERS")
+		lim=120
+	fi
+	PERF_PORT=$((18515 + step % 50))
+	cell_what="$tool ${args[*]} -p $PERF_PORT ${more[*]}"
+	perf_pair "r$round.$pair.$t.$size" "$lim" "$tool" "${args[@]}" "${more[@]}" || rc=$?
+	# sroce's counters so far (retransmits, timeouts, drops) explain a bad cell.
+	case "$DEV" in sroce*) rdma statistic show link "$DEV/1" >>"$PERF_LOG" 2>&1 ;; esac
 	if [ "$rc" != 0 ]; then
 		rig_is_b && record_fail "$t" "$size" "$tool exited $rc"
 		return 0
 	fi
 	record_cpu "$t" "$size"
 	rig_is_b || return 0
-	if [ "$bw" = 1 ]; then
-		row=$(result_row "$log" "$size") || {
+	if [ "$cell_bw" = 1 ]; then
+		row=$(perf_bw_row "$PERF_LOG" "$size") || {
 			record_fail "$t" "$size" "no result row"
 			return 0
 		}
 		read -r _ v rate <<<"$row"
-		num "$v" || {
+		is_positive "$v" || {
 			record_fail "$t" "$size" "bandwidth $v"
 			return 0
 		}
@@ -261,10 +224,10 @@ perftest_cell() {
 		record "$t" "$size" rate_Mpps "$rate"
 	else
 		# MIN MAX TYPICAL AVG STDEV P99 P99.9
-		row=$(result_row "$log" "$size")
+		row=$(perf_row "$PERF_LOG" "$size")
 		# shellcheck disable=SC2086
 		set -- $row
-		if ! num "${3:-}" || ! num "${6:-}"; then
+		if ! is_positive "${3:-}" || ! is_positive "${6:-}"; then
 			record_fail "$t" "$size" "no latency (row: ${row:-none})"
 			return 0
 		fi
@@ -301,10 +264,10 @@ udp_lat_cell() {
 		return 0
 	fi
 	# MIN MAX TYPICAL AVG STDEV P99 P99.9, as perftest prints them
-	row=$(result_row "$log" 2)
+	row=$(perf_row "$log" 2)
 	# shellcheck disable=SC2086
 	set -- $row
-	if ! num "${3:-}" || ! num "${6:-}"; then
+	if ! is_positive "${3:-}" || ! is_positive "${6:-}"; then
 		record_fail udp_lat 2 "no latency (row: ${row:-none})"
 		return 0
 	fi
@@ -364,7 +327,7 @@ link_cell() {
 		[ "${f[i]}" = Mbits/sec ] && rate=${f[i - 1]}
 		[[ "${f[i]}" =~ ^\(([0-9.e+-]+)%\)$ ]] && loss=${BASH_REMATCH[1]}
 	done
-	num "$rate" || {
+	is_positive "$rate" || {
 		record_fail "$proto" 0 "no receiver rate"
 		return 0
 	}
@@ -379,6 +342,9 @@ step_done() {
 }
 
 mkdir -p "$RIG_OUT/logs"
+# perftest cells through perf_pair: their logs, hook and listen time.
+# shellcheck disable=SC2034 # read by perf_pair
+PERF_LOG_DIR=$RIG_OUT/logs PERF_HOOK=cell_hook PERF_LISTEN_WAIT=40
 rig_use_sroce_provider
 # libibverbs loads every provider listed in /etc/libibverbs.d in every
 # process, about a second per perftest run under TCG: this guest sees only

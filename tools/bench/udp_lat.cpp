@@ -16,6 +16,9 @@
  * Every reply must echo the request byte for byte (a counter pattern that
  * changes with each round); the client fails on any mismatch.
  */
+#include "clock.h"
+#include "number.h"
+
 #include <arpa/inet.h>
 #include <algorithm>
 #include <cerrno>
@@ -33,29 +36,12 @@
 namespace
 {
 
+using sroce_tools::now_s;
+using sroce_tools::parse_uint_into;
+
 constexpr unsigned long max_size = 8192;
 // Gives up when the peer is silent this long (seconds).
 constexpr double idle_limit = 10.0;
-
-bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
-{
-	char *end = nullptr;
-
-	errno = 0;
-	unsigned long v = std::strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
-double now_s()
-{
-	timespec ts{};
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 void fill(std::vector<unsigned char> &buf, unsigned long round)
 {
@@ -198,11 +184,15 @@ int main(int argc, char **argv)
 {
 	unsigned long port, iters, size;
 
-	if (argc == 5 && !std::strcmp(argv[1], "-s") && parse_uint(argv[2], 1, 65535, &port) &&
-	    parse_uint(argv[3], 1, 10000000, &iters) && parse_uint(argv[4], 1, max_size, &size))
+	if (argc == 5 && !std::strcmp(argv[1], "-s") &&
+	    parse_uint_into(argv[2], 1, 65535, &port, 10) &&
+	    parse_uint_into(argv[3], 1, 10000000, &iters, 10) &&
+	    parse_uint_into(argv[4], 1, max_size, &size, 10))
 		return server(port, iters, size);
-	if (argc == 6 && !std::strcmp(argv[1], "-c") && parse_uint(argv[3], 1, 65535, &port) &&
-	    parse_uint(argv[4], 1, 10000000, &iters) && parse_uint(argv[5], 1, max_size, &size))
+	if (argc == 6 && !std::strcmp(argv[1], "-c") &&
+	    parse_uint_into(argv[3], 1, 65535, &port, 10) &&
+	    parse_uint_into(argv[4], 1, 10000000, &iters, 10) &&
+	    parse_uint_into(argv[5], 1, max_size, &size, 10))
 		return client(argv[2], port, iters, size);
 	usage();
 	return 2;

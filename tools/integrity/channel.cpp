@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <endian.h>
 #include <netdb.h>
@@ -69,13 +68,6 @@ void tune(int fd)
 }
 
 } // namespace
-
-int64_t now_ms()
-{
-	using namespace std::chrono;
-
-	return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
-}
 
 const char *msg_name(MsgType t)
 {

@@ -7,6 +7,8 @@
  */
 #pragma once
 
+#include "clock.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -98,6 +100,7 @@ class Channel
 };
 
 const char *msg_name(MsgType t);
-int64_t now_ms();
+/* The monotonic clock of tools/common/clock.h. */
+using sroce_tools::now_ms;
 
 } // namespace integ

@@ -5,6 +5,7 @@
 #include "options.h"
 
 #include "modes.h"
+#include "number.h"
 #include "plan.h"
 
 #include <algorithm>
@@ -17,6 +18,9 @@
 
 namespace integ
 {
+
+using sroce_tools::parse_uint;
+using sroce_tools::parse_uint_into;
 
 namespace
 {
@@ -108,29 +112,6 @@ void print_usage()
 	std::printf(usage_text, names.c_str());
 }
 
-bool number(const char *text, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end = nullptr;
-
-	errno = 0;
-	const unsigned long long v = std::strtoull(text, &end, 0);
-
-	if (errno || end == text || *end || v < min || v > max || text[0] == '-')
-		return false;
-	*out = v;
-	return true;
-}
-
-template <typename T> bool number_into(const char *text, uint64_t min, uint64_t max, T *out)
-{
-	uint64_t v;
-
-	if (!number(text, min, max, &v))
-		return false;
-	*out = T(v);
-	return true;
-}
-
 } // namespace
 
 int parse_options(int argc, char **argv, Options *opt)
@@ -204,47 +185,47 @@ int parse_options(int argc, char **argv, Options *opt)
 			opt->device = optarg;
 			break;
 		case 'g':
-			if (!number_into(optarg, 0, 65535, &opt->gid_index))
+			if (!parse_uint_into(optarg, 0, 65535, &opt->gid_index))
 				bad = "--gid-index";
 			break;
 		case '6':
 			opt->ipv6 = true;
 			break;
 		case 'p':
-			if (!number_into(optarg, 1, 65535, &opt->port))
+			if (!parse_uint_into(optarg, 1, 65535, &opt->port))
 				bad = "--port";
 			break;
 		case 'n':
-			if (!number_into(optarg, 1, 1000000, &opt->rounds))
+			if (!parse_uint_into(optarg, 1, 1000000, &opt->rounds))
 				bad = "--rounds";
 			break;
 		case 'D':
-			if (!number_into(optarg, 1, 86400, &opt->duration))
+			if (!parse_uint_into(optarg, 1, 86400, &opt->duration))
 				bad = "--duration";
 			break;
 		case 'S':
-			if (!number(optarg, 0, UINT64_MAX, &opt->seed))
+			if (!parse_uint(optarg, 0, UINT64_MAX, &opt->seed))
 				bad = "--seed";
 			opt->seed_set = true;
 			break;
 		case 'm':
-			if (!number_into(optarg, 256, 4096, &opt->mtu))
+			if (!parse_uint_into(optarg, 256, 4096, &opt->mtu))
 				bad = "--mtu";
 			break;
 		case 's':
-			if (!number_into(optarg, 1, kMaxMessage, &opt->max_size))
+			if (!parse_uint_into(optarg, 1, kMaxMessage, &opt->max_size))
 				bad = "--max-size";
 			break;
 		case 'l':
-			if (!number_into(optarg, 1, 32, &opt->max_sge))
+			if (!parse_uint_into(optarg, 1, 32, &opt->max_sge))
 				bad = "--max-sge";
 			break;
 		case 'q':
-			if (!number_into(optarg, 1, 1024, &opt->depth))
+			if (!parse_uint_into(optarg, 1, 1024, &opt->depth))
 				bad = "--depth";
 			break;
 		case 'b':
-			if (!number_into(optarg, 1, 1024, &opt->batch))
+			if (!parse_uint_into(optarg, 1, 1024, &opt->batch))
 				bad = "--batch";
 			break;
 		case 'o':
@@ -263,7 +244,7 @@ int parse_options(int argc, char **argv, Options *opt)
 			opt->uc = true;
 			break;
 		case 'i':
-			if (!number_into(optarg, 0, 4096, &opt->max_inline))
+			if (!parse_uint_into(optarg, 0, 4096, &opt->max_inline))
 				bad = "--inline";
 			break;
 		case 'c':
@@ -294,11 +275,11 @@ int parse_options(int argc, char **argv, Options *opt)
 			break;
 		}
 		case 1004:
-			if (!number_into(optarg, 1, 31, &opt->ack_timeout))
+			if (!parse_uint_into(optarg, 1, 31, &opt->ack_timeout))
 				bad = "--ack-timeout";
 			break;
 		case 1005:
-			if (!number_into(optarg, 0, 7, &opt->retry_cnt))
+			if (!parse_uint_into(optarg, 0, 7, &opt->retry_cnt))
 				bad = "--retry-cnt";
 			break;
 		case 'L':
@@ -308,11 +289,11 @@ int parse_options(int argc, char **argv, Options *opt)
 			opt->srq = true;
 			break;
 		case 't':
-			if (!number_into(optarg, 1, 3600, &opt->timeout))
+			if (!parse_uint_into(optarg, 1, 3600, &opt->timeout))
 				bad = "--timeout";
 			break;
 		case 'T':
-			if (!number_into(optarg, 1, 3600, &opt->connect_timeout))
+			if (!parse_uint_into(optarg, 1, 3600, &opt->connect_timeout))
 				bad = "--connect-timeout";
 			break;
 		case 'v':

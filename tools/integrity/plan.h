@@ -17,6 +17,9 @@
 namespace integ
 {
 
+/* The deterministic streams of tools/common/prng.h. */
+using namespace sroce_tools;
+
 enum class OpKind : uint8_t {
 	send,
 	send_imm,

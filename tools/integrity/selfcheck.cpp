@@ -8,7 +8,6 @@
  */
 #include "modes.h"
 #include "plan.h"
-#include "prng.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include "channel.h"
 #include "log.h"
 #include "options.h"
-#include "prng.h"
+#include "plan.h"
 #include "verbs.h"
 
 #include <cstdint>

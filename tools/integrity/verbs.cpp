@@ -9,11 +9,9 @@
 #include "options.h"
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,65 +28,13 @@ std::string err_text(int err)
 	return std::strerror(err > 0 ? err : EIO);
 }
 
-bool is_v4_mapped(const ibv_gid &g)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return std::memcmp(g.raw, prefix, sizeof(prefix)) == 0;
-}
-
-bool is_link_local(const ibv_gid &g)
-{
-	return g.raw[0] == 0xfe && (g.raw[1] & 0xc0) == 0x80;
-}
-
-/* The first RoCEv2 GID of an IPv4 (or, with @ipv6, a global IPv6) address. */
-int find_gid(ibv_context *ctx, const ibv_port_attr &port, bool ipv6, std::string *why)
-{
-	std::vector<ibv_gid_entry> table(std::max(port.gid_tbl_len, 1));
-	const ssize_t n = ibv_query_gid_table(ctx, table.data(), table.size(), 0);
-
-	if (n < 0) {
-		*why = "ibv_query_gid_table: " + err_text(int(-n));
-		return -1;
-	}
-	for (ssize_t i = 0; i < n; i++) {
-		const ibv_gid_entry &e = table[size_t(i)];
-
-		if (e.port_num != 1 || e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (ipv6 ? !is_v4_mapped(e.gid) && !is_link_local(e.gid) : is_v4_mapped(e.gid))
-			return int(e.gid_index);
-	}
-	*why = std::string("no RoCEv2 GID of an ") + (ipv6 ? "IPv6" : "IPv4") +
-	       " address on port 1 (use --gid-index)";
-	return -1;
-}
-
 } // namespace
 
 bool Device::open(const Options &opt, std::string *why)
 {
-	int n = 0;
-	ibv_device **list = ibv_get_device_list(&n);
-
-	if (!list) {
-		*why = "ibv_get_device_list: " + err_text(errno);
+	ctx = open_device(opt.device.c_str(), why);
+	if (!ctx)
 		return false;
-	}
-	for (int i = 0; i < n && !ctx; i++) {
-		if (opt.device == ibv_get_device_name(list[i])) {
-			ctx.reset(ibv_open_device(list[i]));
-			if (!ctx)
-				*why = "ibv_open_device " + opt.device + ": " + err_text(errno);
-		}
-	}
-	ibv_free_device_list(list);
-	if (!ctx) {
-		if (why->empty())
-			*why = "no RDMA device " + opt.device;
-		return false;
-	}
 	name = opt.device;
 	if (int err = ibv_query_device(ctx.get(), &attr)) {
 		*why = "ibv_query_device: " + err_text(err);
@@ -102,9 +48,16 @@ bool Device::open(const Options &opt, std::string *why)
 		*why = name + ": port 1 is not ACTIVE";
 		return false;
 	}
-	gid_index = opt.gid_index >= 0 ? opt.gid_index : find_gid(ctx.get(), port, opt.ipv6, why);
-	if (gid_index < 0)
-		return false;
+	if (opt.gid_index >= 0) {
+		gid_index = opt.gid_index;
+	} else {
+		gid_index = find_roce_v2_gid(
+		    ctx.get(), opt.ipv6 ? GidKind::ipv6_global : GidKind::ipv4, &gid, why);
+		if (gid_index < 0) {
+			*why += " (use --gid-index)";
+			return false;
+		}
+	}
 	if (int err = ibv_query_gid(ctx.get(), 1, gid_index, &gid)) {
 		*why = "ibv_query_gid " + std::to_string(gid_index) + ": " + err_text(err);
 		return false;
@@ -117,25 +70,15 @@ bool Device::open(const Options &opt, std::string *why)
 	return true;
 }
 
-Buffer::~Buffer()
-{
-	if (data_)
-		munmap(data_, len_);
-}
-
 bool Buffer::alloc(size_t len, std::string *why)
 {
 	const size_t page = 4096;
+	const size_t bytes = (len + page - 1) & ~(page - 1);
 
-	len_ = (len + page - 1) & ~(page - 1);
-	void *p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
-		*why = "mmap " + std::to_string(len_) + " bytes: " + err_text(errno);
-		len_ = 0;
+	if (!map(bytes, PROT_READ | PROT_WRITE)) {
+		*why = "mmap " + std::to_string(bytes) + " bytes: " + err_text(errno);
 		return false;
 	}
-	data_ = static_cast<uint8_t *>(p);
 	return true;
 }
 
@@ -250,108 +193,31 @@ QpPtr create_qp(Device &dev, Cq &send_cq, Cq &recv_cq, ibv_qp_type type, const i
 bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
                 const QpEnd &remote, std::string *why)
 {
-	const bool rc = p.type == IBV_QPT_RC;
-	ibv_qp_attr a{};
-	int mask, err;
+	sroce_tools::QpPath path;
+	ibv_qp_state failed = IBV_QPS_RESET;
 
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = 1;
-	a.qp_access_flags = p.access;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-	if ((err = ibv_modify_qp(qp, &a, mask))) {
-		*why = "RESET -> INIT: " + err_text(err);
-		return false;
-	}
-
-	a = {};
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu_enum(p.path_mtu);
-	a.dest_qp_num = remote.qpn;
-	a.rq_psn = remote.psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = remote.gid;
-	a.ah_attr.grh.sgid_index = uint8_t(dev.gid_index);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (rc) {
-		a.max_dest_rd_atomic = p.max_dest_rd_atomic;
-		a.min_rnr_timer = p.min_rnr_timer;
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	if ((err = ibv_modify_qp(qp, &a, mask))) {
-		*why = "INIT -> RTR: " + err_text(err);
-		return false;
-	}
-
-	a = {};
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = local.psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (rc) {
-		a.timeout = p.timeout;
-		a.retry_cnt = p.retry_cnt;
-		a.rnr_retry = p.rnr_retry;
-		a.max_rd_atomic = p.max_rd_atomic;
-		mask |=
-		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if ((err = ibv_modify_qp(qp, &a, mask))) {
-		*why = "RTR -> RTS: " + err_text(err);
+	path.type = p.type;
+	path.access = p.access;
+	path.path_mtu = mtu_enum(p.path_mtu);
+	path.dest_qpn = remote.qpn;
+	path.rq_psn = remote.psn;
+	path.dgid = remote.gid;
+	path.sgid_index = uint8_t(dev.gid_index);
+	path.max_dest_rd_atomic = p.max_dest_rd_atomic;
+	path.min_rnr_timer = p.min_rnr_timer;
+	path.sq_psn = local.psn;
+	path.timeout = p.timeout;
+	path.retry_cnt = p.retry_cnt;
+	path.rnr_retry = p.rnr_retry;
+	path.max_rd_atomic = p.max_rd_atomic;
+	if (int err = sroce_tools::walk_qp_to_rts(qp, path, IBV_QPS_RESET, &failed)) {
+		*why = std::string(failed == IBV_QPS_INIT  ? "RESET -> INIT: "
+		                   : failed == IBV_QPS_RTR ? "INIT -> RTR: "
+		                                           : "RTR -> RTS: ") +
+		       err_text(err);
 		return false;
 	}
 	return true;
-}
-
-int query_qp_state(ibv_qp *qp)
-{
-	ibv_qp_attr a{};
-	ibv_qp_init_attr ia{};
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-int wait_qp_state(ibv_qp *qp, int state, int timeout_ms)
-{
-	const int64_t deadline = now_ms() + timeout_ms;
-	int got = query_qp_state(qp);
-
-	while (got != state && now_ms() < deadline) {
-		usleep(10 * 1000);
-		got = query_qp_state(qp);
-	}
-	return got;
-}
-
-long read_counter(const std::string &dev, const char *name)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
-}
-
-ibv_mtu mtu_enum(uint32_t bytes)
-{
-	if (bytes >= 4096)
-		return IBV_MTU_4096;
-	if (bytes >= 2048)
-		return IBV_MTU_2048;
-	if (bytes >= 1024)
-		return IBV_MTU_1024;
-	if (bytes >= 512)
-		return IBV_MTU_512;
-	return IBV_MTU_256;
-}
-
-uint32_t mtu_bytes(ibv_mtu mtu)
-{
-	return 128u << unsigned(mtu);
 }
 
 const char *wc_status_name(int status)
@@ -414,23 +280,6 @@ const char *wc_opcode_name(int opcode)
 	default:
 		return "(other)";
 	}
-}
-
-const char *qp_state_name(int state)
-{
-	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-
-	if (state < 0 || size_t(state) >= sizeof(names) / sizeof(names[0]))
-		return "(query failed)";
-	return names[state];
-}
-
-std::string gid_text(const ibv_gid &gid)
-{
-	char buf[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(AF_INET6, gid.raw, buf, sizeof(buf));
-	return buf;
 }
 
 } // namespace integ

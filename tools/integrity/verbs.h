@@ -6,6 +6,9 @@
  */
 #pragma once
 
+#include "mapping.h"
+#include "verbs_helpers.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstdint>
@@ -17,38 +20,8 @@ namespace integ
 
 struct Options;
 
-struct ContextDeleter {
-	void operator()(ibv_context *p) const { ibv_close_device(p); }
-};
-struct PdDeleter {
-	void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); }
-};
-struct MrDeleter {
-	void operator()(ibv_mr *p) const { ibv_dereg_mr(p); }
-};
-struct ChannelDeleter {
-	void operator()(ibv_comp_channel *p) const { ibv_destroy_comp_channel(p); }
-};
-struct CqDeleter {
-	void operator()(ibv_cq *p) const { ibv_destroy_cq(p); }
-};
-struct SrqDeleter {
-	void operator()(ibv_srq *p) const { ibv_destroy_srq(p); }
-};
-struct QpDeleter {
-	void operator()(ibv_qp *p) const { ibv_destroy_qp(p); }
-};
-struct MwDeleter {
-	void operator()(ibv_mw *p) const { ibv_dealloc_mw(p); }
-};
-using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
-using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
-using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
-using CompChannelPtr = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
-using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
-using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
-using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
-using MwPtr = std::unique_ptr<ibv_mw, MwDeleter>;
+/* The shared helpers of tools/common/verbs_helpers.h. */
+using namespace sroce_tools;
 
 /* The opened device, its protection domain and the GID we talk from. */
 struct Device {
@@ -64,21 +37,11 @@ struct Device {
 };
 
 /* Page-aligned anonymous memory, zero-filled. */
-class Buffer
+class Buffer : public Mapping
 {
       public:
-	Buffer() = default;
-	Buffer(const Buffer &) = delete;
-	Buffer &operator=(const Buffer &) = delete;
-	~Buffer();
+	/* @len rounded up to whole pages, readable and writable. */
 	bool alloc(size_t len, std::string *why);
-	uint8_t *data() const { return data_; }
-	size_t size() const { return len_; }
-	uint64_t addr() const { return reinterpret_cast<uintptr_t>(data_); }
-
-      private:
-	uint8_t *data_ = nullptr;
-	size_t len_ = 0;
 };
 
 MrPtr reg_mr(ibv_pd *pd, const Buffer &buf, unsigned access, std::string *why);
@@ -103,7 +66,7 @@ class Cq
 	}
 
       private:
-	CompChannelPtr channel_;
+	ChannelPtr channel_;
 	CqPtr cq_;
 };
 
@@ -143,22 +106,8 @@ SrqPtr create_srq(Device &dev, uint32_t max_wr, uint32_t max_sge, uint32_t *gran
 /* RESET -> INIT -> RTR -> RTS towards @remote. */
 bool connect_qp(ibv_qp *qp, const Device &dev, const QpParams &p, const QpEnd &local,
                 const QpEnd &remote, std::string *why);
-/* The state ibv_query_qp reports, or -1 when the query failed. */
-int query_qp_state(ibv_qp *qp);
-/*
- * Queries @qp until it is in @state or @timeout_ms passed (a device may
- * post an error completion a moment before it moves the QP); returns the
- * last state read.
- */
-int wait_qp_state(ibv_qp *qp, int state, int timeout_ms);
-/* Device @dev's port 1 counter @name (hw_counters), or -1 when it has none. */
-long read_counter(const std::string &dev, const char *name);
 
-ibv_mtu mtu_enum(uint32_t bytes);
-uint32_t mtu_bytes(ibv_mtu mtu);
 const char *wc_status_name(int status);
 const char *wc_opcode_name(int opcode);
-const char *qp_state_name(int state);
-std::string gid_text(const ibv_gid &gid);
 
 } // namespace integ

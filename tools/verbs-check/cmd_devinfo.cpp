@@ -153,7 +153,7 @@ void check_gids(Report &r, ibv_context *ctx, const ibv_port_attr &p)
 			v2++;
 		else
 			v1++;
-		r.info("gid[%d] %s %s", i, gid_str(e.gid).c_str(),
+		r.info("gid[%d] %s %s", i, gid_text(e.gid).c_str(),
 		       e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : "RoCE v1/IB");
 	}
 	r.info("GIDs: %d valid (%d RoCE v2, %d other)", valid, v2, v1);
@@ -165,7 +165,7 @@ void check_gids(Report &r, ibv_context *ctx, const ibv_port_attr &p)
 	            ret))
 		/* The default GID: link-local, from the netdev's MAC (fe80::/64). */
 		r.check(gid.raw[0] == 0xfe && gid.raw[1] == 0x80, "gid.default",
-		        "GID 0 %s is the link-local default GID", gid_str(gid).c_str());
+		        "GID 0 %s is the link-local default GID", gid_text(gid).c_str());
 }
 
 void check_pkey(Report &r, ibv_context *ctx)

@@ -324,12 +324,7 @@ void InvalidRun::busy_destroy()
 		                "ibv_dealloc_pd of a PD with an MR");
 	mr.reset();
 
-	ibv_ah_attr aa{};
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = 1;
-	aa.port_num = 1;
+	ibv_ah_attr aa = loopback_ah(gid_, 1);
 	AhPtr ah(ibv_create_ah(pd.get(), &aa));
 	if (ah)
 		r_.expect_errno("busy.dealloc_pd_ah", ibv_dealloc_pd(pd.get()), EBUSY,
@@ -750,13 +745,7 @@ void InvalidRun::ud_transitions()
 
 void InvalidRun::ah_invalid()
 {
-	ibv_ah_attr base{};
-
-	base.is_global = 1;
-	base.grh.dgid = gid_.gid;
-	base.grh.sgid_index = uint8_t(gid_.index);
-	base.grh.hop_limit = 64;
-	base.port_num = 1;
+	const ibv_ah_attr base = loopback_ah(gid_);
 
 	auto ah_errno = [&](const ibv_ah_attr &attr) {
 		ibv_ah_attr copy = attr;
@@ -967,7 +956,7 @@ int cmd_invalid(int argc, char **argv)
 		r.fail("gid", "%s", why.c_str());
 		return r.finish();
 	}
-	r.info("device %s, GID index %d (%s)", device, gid.index, gid_str(gid.gid).c_str());
+	r.info("device %s, GID index %d (%s)", device, gid.index, gid_text(gid.gid).c_str());
 
 	InvalidRun run(r, ctx.get(), attr, port, gid);
 	if (!run.setup())

@@ -76,7 +76,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <linux/if_ether.h>
 #include <sched.h>
@@ -142,16 +141,6 @@ class Aliased
 	void *base_ = MAP_FAILED;
 	size_t size_ = 0;
 };
-
-long read_counter(const std::string &dev, const char *name)
-{
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
-}
 
 /*
  * The frames of a long run of SEND MIDDLE packets differ in their PSN and

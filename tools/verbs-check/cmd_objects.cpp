@@ -620,7 +620,7 @@ void ObjectsRun::check_rts_attrs(ibv_qp *qp, ibv_qp_type type, unsigned int acce
 	eq("ah.traffic_class", ah.grh.traffic_class, kTrafficClass);
 	eq("ah.flow_label", ah.grh.flow_label, kFlowLabel);
 	r_.check(std::memcmp(ah.grh.dgid.raw, gid_.gid.raw, 16) == 0, p + "ah.dgid",
-	         "dgid %s (want %s)", gid_str(ah.grh.dgid).c_str(), gid_str(gid_.gid).c_str());
+	         "dgid %s (want %s)", gid_text(ah.grh.dgid).c_str(), gid_text(gid_.gid).c_str());
 	if (type != IBV_QPT_RC)
 		return;
 	eq("timeout", qa.timeout, kTimeout);
@@ -698,28 +698,23 @@ void ObjectsRun::qp_state_walk(ibv_pd *pd, ibv_qp_type type)
 void ObjectsRun::ah_cycle(ibv_pd *pd)
 {
 	std::vector<AhPtr> ahs;
-	ibv_ah_attr aa{};
+	ibv_ah_attr aa = loopback_ah(gid_);
 	ibv_gid gid0{};
 
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = kHopLimit;
-	aa.port_num = 1;
 	for (int i = 0; i < 8; i++) {
 		aa.grh.flow_label = uint32_t(i);
 		errno = 0;
 		ahs.emplace_back(ibv_create_ah(pd, &aa));
 		if (!ahs.back()) {
 			r_.fail("ah.create", "ibv_create_ah #%d to %s: %s", i,
-			        gid_str(gid_.gid).c_str(), errno_name(null_errno()).c_str());
+			        gid_text(gid_.gid).c_str(), errno_name(null_errno()).c_str());
 			ahs.pop_back();
 			break;
 		}
 	}
 	if (ahs.size() == 8)
 		r_.pass("ah.create", "8 AHs to our own GID %s (index %d)",
-		        gid_str(gid_.gid).c_str(), gid_.index);
+		        gid_text(gid_.gid).c_str(), gid_.index);
 	/* Source and destination: the link-local default GID. */
 	if (ibv_query_gid(ctx_, 1, 0, &gid0) == 0) {
 		aa.grh.dgid = gid0;
@@ -727,7 +722,7 @@ void ObjectsRun::ah_cycle(ibv_pd *pd)
 		errno = 0;
 		AhPtr ah(ibv_create_ah(pd, &aa));
 		if (r_.check(ah != nullptr, "ah.create_link_local", "ibv_create_ah to %s: %s",
-		             gid_str(gid0).c_str(),
+		             gid_text(gid0).c_str(),
 		             ah ? "succeeded" : errno_name(null_errno()).c_str()))
 			ahs.push_back(std::move(ah));
 	}
@@ -749,14 +744,9 @@ void ObjectsRun::bulk(ibv_pd *pd)
 	std::vector<QpPtr> qps;
 	std::vector<MrPtr> mrs;
 	std::vector<AhPtr> ahs;
-	ibv_ah_attr aa{};
+	ibv_ah_attr aa = loopback_ah(gid_);
 	int failed = 0;
 
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = kHopLimit;
-	aa.port_num = 1;
 	for (int i = 0; i < n && !failed; i++) {
 		ibv_qp_init_attr ia;
 
@@ -867,7 +857,7 @@ int cmd_objects(int argc, char **argv)
 		return r.finish();
 	}
 	r.info("device %s, GID index %d (%s), %ld loops", device, gid.index,
-	       gid_str(gid.gid).c_str(), loops);
+	       gid_text(gid.gid).c_str(), loops);
 
 	ObjectsRun run(r, ctx.get(), device, attr, gid);
 	for (long i = 0; i < loops; i++) {

@@ -120,17 +120,13 @@ bool QkeyRun::setup()
 	if (!r_.check(mr_ != nullptr, "setup", "PD, CQs and MR (%s)",
 	              mr_ ? "ok" : errno_name(null_errno()).c_str()))
 		return false;
-	ibv_ah_attr aa{};
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = 64;
-	aa.port_num = 1;
+	ibv_ah_attr aa = loopback_ah(gid_);
 	ah_.reset(ibv_create_ah(pd_.get(), &aa));
 	sender_ = make_ud(kQkeyOther);
 	receiver_ = make_ud(kQkeyRecv);
 	return r_.check(ah_ && sender_ && receiver_, "setup.qps",
-	                "two UD QPs at RTS and an AH to our own GID %s", gid_str(gid_.gid).c_str());
+	                "two UD QPs at RTS and an AH to our own GID %s",
+	                gid_text(gid_.gid).c_str());
 }
 
 bool QkeyRun::post_recv()

@@ -279,7 +279,6 @@ void SrqRun::check_ud()
 {
 	constexpr uint32_t kGrh = 40, kLen = 64;
 	ibv_qp_init_attr qia{};
-	ibv_ah_attr aa{};
 	ibv_wc wc[2];
 
 	qia.send_cq = cq_.get();
@@ -292,11 +291,7 @@ void SrqRun::check_ud()
 	QpPtr from(ibv_create_qp(pd_.get(), &qia));
 	qia.srq = srq_.get();
 	QpPtr to(from ? ibv_create_qp(pd_.get(), &qia) : nullptr);
-	aa.is_global = 1;
-	aa.grh.dgid = gid_.gid;
-	aa.grh.sgid_index = uint8_t(gid_.index);
-	aa.grh.hop_limit = 64;
-	aa.port_num = 1;
+	ibv_ah_attr aa = loopback_ah(gid_);
 	AhPtr ah(to ? ibv_create_ah(pd_.get(), &aa) : nullptr);
 	if (!r_.check(ah != nullptr, "ud.setup", "a UD QP on the SRQ, a UD sender, an AH (%s)",
 	              ah ? "ok" : errno_name(null_errno()).c_str()))

@@ -223,18 +223,10 @@ void churn_thread(Shared &s, unsigned seed)
 
 		sattr.attr.max_wr = 1 + rng() % 512;
 		sattr.attr.max_sge = 1 + rng() % 4;
-		std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>> srq(
-		    ibv_create_srq(pd.get(), &sattr));
-		ibv_ah_attr ah{};
-
-		ah.is_global = 1;
-		ah.port_num = 1;
-		ah.grh.dgid = s.gid.gid;
-		ah.grh.sgid_index = uint8_t(s.gid.index);
-		ah.grh.hop_limit = 64;
+		SrqPtr srq(ibv_create_srq(pd.get(), &sattr));
+		ibv_ah_attr ah = loopback_ah(s.gid);
 		AhPtr ahp(ibv_create_ah(pd.get(), &ah));
-		std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>> mw(
-		    ibv_alloc_mw(pd.get(), rng() % 2 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2));
+		MwPtr mw(ibv_alloc_mw(pd.get(), rng() % 2 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2));
 
 		if (!mr || !cq || !srq || !ahp || !mw) {
 			s.failed("stress.churn",
@@ -444,8 +436,7 @@ void mw_race_thread(Shared &s)
 
 	if (!pd || !make_pair(s, pd.get(), &a, &b, "stress.mw_race"))
 		return;
-	std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>> mw(
-	    ibv_alloc_mw(pd.get(), IBV_MW_TYPE_1));
+	MwPtr mw(ibv_alloc_mw(pd.get(), IBV_MW_TYPE_1));
 	if (!mw) {
 		s.failed("stress.mw_race", verb_error("ibv_alloc_mw", null_errno()));
 		return;

@@ -5,6 +5,7 @@
  * and runnable against any RoCE device (rxe) for comparison.
  */
 #include "commands.h"
+#include "verbs_util.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -154,6 +155,8 @@ int main(int argc, char **argv)
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	/* An owning pointer whose destroy verb fails says so. */
+	sroce_tools::set_destroy_failure_handler(vc::destroy_logged);
 	if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
 		std::fputs(vc::usage_text, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

@@ -11,18 +11,6 @@
 namespace vc
 {
 
-std::string errno_name(int err)
-{
-	const char *name;
-
-	if (err == 0)
-		return "0";
-	name = err > 0 ? strerrorname_np(err) : nullptr;
-	if (name)
-		return name;
-	return "errno " + std::to_string(err);
-}
-
 void Report::line(const char *tag, const std::string &name, const char *fmt, va_list ap)
 {
 	std::printf("%s %s: ", tag, name.c_str());

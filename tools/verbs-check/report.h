@@ -13,14 +13,16 @@
 #ifndef SROCE_VERBS_CHECK_REPORT_H
 #define SROCE_VERBS_CHECK_REPORT_H
 
+#include "verbs_helpers.h"
+
 #include <cstdarg>
 #include <string>
 
 namespace vc
 {
 
-/* "EINVAL" for EINVAL, "0" for 0, "errno N" for anything unnamed. */
-std::string errno_name(int err);
+/* "EINVAL" for EINVAL (tools/common/verbs_helpers.h). */
+using sroce_tools::errno_name;
 
 class Report
 {

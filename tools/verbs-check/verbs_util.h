@@ -8,6 +8,9 @@
 #ifndef SROCE_VERBS_CHECK_VERBS_UTIL_H
 #define SROCE_VERBS_CHECK_VERBS_UTIL_H
 
+#include "mapping.h"
+#include "verbs_helpers.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstddef>
@@ -20,96 +23,20 @@ namespace vc
 
 class Report;
 
+/* Logs a failed destroy verb of an owning pointer on stderr (main() makes
+ * it the handler of tools/common/verbs_helpers.h); checks that care destroy
+ * explicitly and assert the result.
+ */
 void destroy_logged(int ret, const char *what);
 
 /* The running kernel is MAJOR.MINOR or newer (uname's release). */
 bool kernel_at_least(int major, int minor);
 
-template <typename T> const char *object_name();
-template <> inline const char *object_name<ibv_context>()
-{
-	return "device context";
-}
-template <> inline const char *object_name<ibv_pd>()
-{
-	return "PD";
-}
-template <> inline const char *object_name<ibv_mr>()
-{
-	return "MR";
-}
-template <> inline const char *object_name<ibv_cq>()
-{
-	return "CQ";
-}
-template <> inline const char *object_name<ibv_qp>()
-{
-	return "QP";
-}
-template <> inline const char *object_name<ibv_ah>()
-{
-	return "AH";
-}
-template <> inline const char *object_name<ibv_srq>()
-{
-	return "SRQ";
-}
-template <> inline const char *object_name<ibv_mw>()
-{
-	return "memory window";
-}
-template <> inline const char *object_name<ibv_comp_channel>()
-{
-	return "completion channel";
-}
-
-/*
- * Destroys a verbs object with its destroy verb when an owning pointer goes
- * out of scope; an error is logged on stderr (checks that care destroy
- * explicitly and assert the result).
- */
-template <typename T, int (*Destroy)(T *)> struct VerbsDeleter {
-	void operator()(T *obj) const noexcept { destroy_logged(Destroy(obj), object_name<T>()); }
-};
-
-using ContextPtr = std::unique_ptr<ibv_context, VerbsDeleter<ibv_context, ibv_close_device>>;
-using PdPtr = std::unique_ptr<ibv_pd, VerbsDeleter<ibv_pd, ibv_dealloc_pd>>;
-using MrPtr = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_mr, ibv_dereg_mr>>;
-using CqPtr = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_cq, ibv_destroy_cq>>;
-using QpPtr = std::unique_ptr<ibv_qp, VerbsDeleter<ibv_qp, ibv_destroy_qp>>;
-using AhPtr = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_ah, ibv_destroy_ah>>;
-using SrqPtr = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, ibv_destroy_srq>>;
-using MwPtr = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, ibv_dealloc_mw>>;
-using ChannelPtr =
-    std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, ibv_destroy_comp_channel>>;
-
-/* An anonymous mapping, unmapped on destruction. */
-class Mapping
-{
-      public:
-	Mapping() = default;
-	Mapping(size_t length, int prot);
-	~Mapping();
-	Mapping(const Mapping &) = delete;
-	Mapping &operator=(const Mapping &) = delete;
-
-	bool ok() const { return addr_ != nullptr; }
-	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
-	size_t size() const { return length_; }
-
-      private:
-	void *addr_ = nullptr;
-	size_t length_ = 0;
-};
+/* The shared helpers of tools/common/verbs_helpers.h. */
+using namespace sroce_tools;
 
 /* errno after a verb returned NULL; -1 if it left errno at 0. */
 int null_errno();
-
-/*
- * Opens device @name; on failure returns null and puts the reason (with the
- * list of devices libibverbs sees) into @why.
- */
-ContextPtr open_device(const char *name, std::string *why);
 
 /*
  * Opens device @name into @ctx and queries its attributes into @attr; a
@@ -129,9 +56,6 @@ struct GidChoice {
  */
 bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why);
 
-std::string gid_str(const ibv_gid &gid);
-int mtu_bytes(ibv_mtu mtu);
-const char *qp_state_name(int state);
 const char *qp_type_name(ibv_qp_type type);
 
 /*
@@ -147,12 +71,6 @@ int wait_async_event(ibv_context *ctx, int timeout_ms, ibv_async_event *event);
  */
 ibv_cq *wait_cq_event(ibv_comp_channel *channel, int timeout_ms);
 
-/*
- * Queries @qp's state until it is @want or @timeout_ms passed; returns the
- * last state read (-1 if no query succeeded).
- */
-int wait_qp_state(ibv_qp *qp, ibv_qp_state want, int timeout_ms);
-
 /* Creation attributes of an RC QP on @cq: @send_wr and @recv_wr WQEs of one SGE. */
 ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr);
 
@@ -160,11 +78,6 @@ ibv_qp_init_attr rc_qp_init(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr);
 int poll_cq_for(ibv_cq *cq, ibv_wc *wc, int want, int timeout_ms);
 
 /* Attribute sets for the state walk of a QP (IBA 10.3.1, table 91). */
-struct QpTransition {
-	ibv_qp_attr attr{};
-	int mask = 0;
-};
-
 QpTransition to_init(ibv_qp_type type, unsigned int access);
 /* RTR towards QP @dest_qpn at GID @gid (a loopback path when it is ours). */
 QpTransition to_rtr(ibv_qp_type type, const GidChoice &gid, uint32_t dest_qpn);
@@ -212,6 +125,9 @@ enum : uint8_t {
 	kHopLimit = 64,
 	kTrafficClass = 0x20,
 };
+
+/* An AV on port 1 to GID @gid (ours: a loopback path). */
+ibv_ah_attr loopback_ah(const GidChoice &gid, uint8_t hop_limit = kHopLimit);
 
 } /* namespace vc */
 

@@ -98,7 +98,7 @@ std::vector<uint8_t> frame_of(const Endpoints &ep, const uint8_t *payload, size_
 
 Crafter::Crafter(const Config &cfg)
     : cfg_(cfg), live_(cfg.targets.size()),
-      rng_(integ::stream_key(cfg.seed, integ::Stream::plan, 0x77f))
+      rng_(sroce_tools::stream_key(cfg.seed, sroce_tools::Stream::plan, 0x77f))
 {
 }
 

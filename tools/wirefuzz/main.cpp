@@ -6,6 +6,9 @@
  */
 #include "wirefuzz.h"
 
+#include "clock.h"
+#include "number.h"
+
 #include <arpa/inet.h>
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +30,8 @@ namespace
 {
 
 using namespace wirefuzz;
+using sroce_tools::now_s;
+using sroce_tools::parse_uint;
 
 const char usage_text[] =
     "usage: sroce-wirefuzz -d DEST -s SOURCE [OPTIONS]\n"
@@ -79,19 +84,6 @@ struct Options {
 	bool verbose = false;
 	std::string follow;
 };
-
-bool number(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end = nullptr;
-
-	errno = 0;
-	const unsigned long long v = std::strtoull(s, &end, 0);
-
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return false;
-	*out = v;
-	return true;
-}
 
 bool read_file(const char *path, std::string *out)
 {
@@ -159,7 +151,7 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 			o->source = optarg;
 			break;
 		case 'P':
-			if (!number(optarg, 65535, &v) || !v)
+			if (!parse_uint(optarg, 0, 65535, &v) || !v)
 				bad = "--sport";
 			cfg.ep.sport = uint16_t(v);
 			o->have_sport = true;
@@ -181,35 +173,36 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 			}
 			break;
 		case 'k':
-			if (!number(optarg, 0xffffffffu, &v))
+			if (!parse_uint(optarg, 0, 0xffffffffu, &v))
 				bad = "--rkey";
 			cfg.rkeys.push_back(uint32_t(v));
 			break;
 		case 'S':
-			if (!number(optarg, ~0ull, &cfg.seed))
+			if (!parse_uint(optarg, 0, ~0ull, &cfg.seed))
 				bad = "--seed";
 			break;
 		case 'n':
-			if (!number(optarg, ~0ull, &o->count))
+			if (!parse_uint(optarg, 0, ~0ull, &o->count))
 				bad = "--count";
 			break;
 		case 'D':
-			if (!number(optarg, 86400, &v))
+			if (!parse_uint(optarg, 0, 86400, &v))
 				bad = "--duration";
 			o->duration = uint32_t(v);
 			break;
 		case 'r':
-			if (!number(optarg, 10000000, &v))
+			if (!parse_uint(optarg, 0, 10000000, &v))
 				bad = "--pps";
 			o->pps = uint32_t(v);
 			break;
 		case 'g':
-			if (!number(optarg, 0x400000, &v) || !v)
+			if (!parse_uint(optarg, 0, 0x400000, &v) || !v)
 				bad = "--guard";
 			cfg.guard = uint32_t(v);
 			break;
 		case 'm':
-			if (!number(optarg, 65507, &v) || v < SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
+			if (!parse_uint(optarg, 0, 65507, &v) ||
+			    v < SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
 				bad = "--max-payload";
 			cfg.max_payload = size_t(v);
 			break;
@@ -260,7 +253,7 @@ int parse_options(int argc, char **argv, Options *o, bool *selfcheck)
 	if (!o->have_sport) {
 		uint64_t s = cfg.seed;
 
-		cfg.ep.sport = uint16_t(SROCE_UDP_SPORT_MIN + integ::splitmix64(&s) % 0x3fff);
+		cfg.ep.sport = uint16_t(SROCE_UDP_SPORT_MIN + sroce_tools::splitmix64(&s) % 0x3fff);
 	}
 	return 0;
 }
@@ -324,14 +317,6 @@ sockaddr_storage dest_addr(const Endpoints &ep, socklen_t *len)
 		*len = sizeof(*a);
 	}
 	return ss;
-}
-
-double now_s()
-{
-	timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 /* What the receive path should make of a packet: a drop reason, or -1

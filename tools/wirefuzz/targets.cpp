@@ -11,30 +11,17 @@
  */
 #include "wirefuzz.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include "number.h"
+
 #include <sstream>
 
 namespace wirefuzz
 {
 
+using sroce_tools::parse_uint_into;
+
 namespace
 {
-
-bool number(const std::string &s, uint64_t max, uint32_t *out)
-{
-	char *end = nullptr;
-
-	if (s.empty() || s[0] == '-')
-		return false;
-	errno = 0;
-	const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-
-	if (errno || *end || v > max)
-		return false;
-	*out = uint32_t(v);
-	return true;
-}
 
 bool type_of(const std::string &s, QpType *out)
 {
@@ -78,18 +65,21 @@ bool parse_qp_listing(const std::string &text, std::vector<Target> *out, std::st
 			bool ok = true;
 
 			if (key == "lqpn") {
-				ok = number(val, SROCE_QPN_MASK, &t.qpn);
+				ok = parse_uint_into(val.c_str(), 0, SROCE_QPN_MASK, &t.qpn);
 				have_qpn = ok;
 			} else if (key == "rqpn") {
-				ok = t.has_rqpn = number(val, SROCE_QPN_MASK, &t.rqpn);
+				ok = t.has_rqpn =
+				    parse_uint_into(val.c_str(), 0, SROCE_QPN_MASK, &t.rqpn);
 			} else if (key == "type") {
 				type_of(val, &t.type);
 			} else if (key == "state") {
 				t.state = val;
 			} else if (key == "rq-psn") {
-				ok = t.has_rq_psn = number(val, SROCE_PSN_MASK, &t.rq_psn);
+				ok = t.has_rq_psn =
+				    parse_uint_into(val.c_str(), 0, SROCE_PSN_MASK, &t.rq_psn);
 			} else if (key == "sq-psn") {
-				ok = t.has_sq_psn = number(val, SROCE_PSN_MASK, &t.sq_psn);
+				ok = t.has_sq_psn =
+				    parse_uint_into(val.c_str(), 0, SROCE_PSN_MASK, &t.sq_psn);
 			} else {
 				continue;
 			}
@@ -114,17 +104,18 @@ bool parse_qp_spec(const std::string &spec, Target *out)
 
 	while (std::getline(in, part, ':'))
 		parts.push_back(part);
-	if (parts.empty() || parts.size() > 4 || !number(parts[0], SROCE_QPN_MASK, &t.qpn))
+	if (parts.empty() || parts.size() > 4 ||
+	    !parse_uint_into(parts[0].c_str(), 0, SROCE_QPN_MASK, &t.qpn))
 		return false;
 	if (parts.size() > 1 && !type_of(parts[1], &t.type))
 		return false;
 	if (parts.size() > 2 && !parts[2].empty()) {
-		if (!number(parts[2], SROCE_PSN_MASK, &t.rq_psn))
+		if (!parse_uint_into(parts[2].c_str(), 0, SROCE_PSN_MASK, &t.rq_psn))
 			return false;
 		t.has_rq_psn = true;
 	}
 	if (parts.size() > 3 && !parts[3].empty()) {
-		if (!number(parts[3], SROCE_PSN_MASK, &t.sq_psn))
+		if (!parse_uint_into(parts[3].c_str(), 0, SROCE_PSN_MASK, &t.sq_psn))
 			return false;
 		t.has_sq_psn = true;
 	}

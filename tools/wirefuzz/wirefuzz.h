@@ -164,7 +164,7 @@ class Crafter
 
 	const Config &cfg_;
 	std::vector<Live> live_; /* parallel to cfg_.targets */
-	integ::Rng rng_;
+	sroce_tools::Rng rng_;
 	unsigned sweep_op_ = 0;
 	uint64_t n_ = 0;
 	uint64_t moved_ = 0;

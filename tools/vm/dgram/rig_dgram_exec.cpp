@@ -18,6 +18,8 @@
  * it with netem (RIG_NETEM). As root the buffer is forced past
  * net.core.rmem_max (SO_RCVBUFFORCE); otherwise it is capped there.
  */
+#include "number.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
@@ -33,17 +35,7 @@
 namespace
 {
 
-bool parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end = nullptr;
-
-	errno = 0;
-	unsigned long v = std::strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
+using sroce_tools::parse_uint_into;
 
 void set_buf(int fd, int force_opt, int opt, int bytes, const char *what)
 {
@@ -69,8 +61,10 @@ int main(int argc, char **argv)
 {
 	unsigned long lport, rport, buf;
 
-	if (argc < 6 || std::strcmp(argv[4], "--") != 0 || !parse_uint(argv[1], 65535, &lport) ||
-	    !parse_uint(argv[2], 65535, &rport) || !parse_uint(argv[3], 1UL << 30, &buf)) {
+	if (argc < 6 || std::strcmp(argv[4], "--") != 0 ||
+	    !parse_uint_into(argv[1], 0, 65535, &lport, 10) ||
+	    !parse_uint_into(argv[2], 0, 65535, &rport, 10) ||
+	    !parse_uint_into(argv[3], 0, 1UL << 30, &buf, 10)) {
 		std::fprintf(stderr, "usage: rig-dgram-exec LOCAL_PORT REMOTE_PORT BUF_BYTES -- "
 		                     "PROGRAM ARGS...\n");
 		return 2;

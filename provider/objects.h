@@ -5,8 +5,8 @@
  * Objects are created with zalloc() and destroyed with zfree(); their
  * members release what they own (mappings, locks) in their destructors.
  */
-#ifndef SROCE_PROVIDER_H
-#define SROCE_PROVIDER_H
+#ifndef SROCE_PROVIDER_OBJECTS_H
+#define SROCE_PROVIDER_OBJECTS_H
 
 #include "ring.h"
 #include "util.h"
@@ -225,4 +225,4 @@ int destroy_srq(ibv_srq *ibsrq);
 
 } /* namespace sroce */
 
-#endif /* SROCE_PROVIDER_H */
+#endif /* SROCE_PROVIDER_OBJECTS_H */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * Deterministic pseudo-random streams. Both hosts derive the same stream
- * from the run's seed and a few labels (round, operation, purpose), so the
- * side that checks a buffer computes what the other side put there without
- * the data ever crossing the control connection.
+ * Deterministic pseudo-random streams, the same on every host and in every
+ * tool. sroce-integrity's hosts derive the same stream from the run's seed
+ * and a few labels (round, operation, purpose), so the side that checks a
+ * buffer computes what the other side put there without the data ever
+ * crossing the control connection; sroce-wirefuzz draws its packets from
+ * one stream of its seed, so a seed replays a run.
  */
 #pragma once
 
@@ -11,7 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace integ
+namespace sroce_tools
 {
 
 /* splitmix64: seeds the generator and mixes labels into a key. */
@@ -24,7 +26,7 @@ inline uint64_t splitmix64(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* What a stream is used for; part of its key. */
+/* What a stream is used for; part of its key (the purposes of sroce-integrity). */
 enum class Stream : uint32_t {
 	plan = 1,     /* the operations of a round (both sides) */
 	data = 2,     /* payload of one operation (both sides) */
@@ -127,4 +129,4 @@ inline size_t find_unpoisoned(const uint8_t *base, size_t from, size_t to, uint3
 	return to;
 }
 
-} // namespace integ
+} // namespace sroce_tools

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Anonymous private memory for the tools' buffers, unmapped with its owner.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sroce_tools
+{
+
+class Mapping
+{
+      public:
+	Mapping() = default;
+	/* ok() says whether it worked (errno set when not). */
+	Mapping(size_t length, int prot) { map(length, prot); }
+	~Mapping() { unmap(); }
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+
+	/* @length bytes with @prot, zero-filled, instead of what it held;
+	 * false (and empty) with errno set when mmap failed. */
+	bool map(size_t length, int prot);
+
+	bool ok() const { return addr_ != nullptr; }
+	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
+	size_t size() const { return length_; }
+	uint64_t addr() const { return reinterpret_cast<uintptr_t>(addr_); }
+
+      private:
+	void unmap();
+
+	void *addr_ = nullptr;
+	size_t length_ = 0;
+};
+
+} // namespace sroce_tools
