@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
@@ -28,6 +29,9 @@ namespace vc
 
 namespace
 {
+
+struct BadAttr;
+struct Required;
 
 class InvalidRun
 {
@@ -71,6 +75,9 @@ class InvalidRun
 	 */
 	void refuse(QpPtr &qp, ibv_qp_type type, ibv_qp_state state, const std::string &name,
 	            const ibv_qp_attr &attr, int mask, int want, const char *what);
+	void refuse_transition(QpPtr &qp, ibv_qp_state state, const QpTransition &t,
+	                       const char *step, const char *arrow, const Required *req,
+	                       size_t n_req, const BadAttr *bad, size_t n_bad);
 	void expect_kernel_state(ibv_qp *qp, ibv_qp_state state, const std::string &name);
 	int reg_mr_errno(void *addr, size_t len, unsigned int access);
 	int empty_gid_index();
@@ -562,27 +569,110 @@ int InvalidRun::empty_gid_index()
 	return -1;
 }
 
+/*
+ * One value out of range in an otherwise good INIT -> RTR or RTR -> RTS: the
+ * row's setter writes it into the attributes, or returns false where the
+ * device's own limit leaves no value above it to try.
+ */
+struct BadAttr {
+	const char *name;
+	const char *what;
+	bool (*set)(ibv_qp_attr &a, const ibv_device_attr &dev);
+};
+
+static const BadAttr rtr_bad[] = {
+    /*
+     * Path MTU codes are 1..5, 256..4096 bytes (IBA 9.7.? / 11.2.4.2: the
+     * ibv_mtu enum); rxe takes 0 (see the report).
+     */
+    {"path_mtu_0", "path_mtu 0",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.path_mtu = ibv_mtu(0), true; }},
+    {"path_mtu_6", "path_mtu 6 (> 4096)",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.path_mtu = ibv_mtu(6), true; }},
+    /* QP numbers are 24 bits (the BTH DestQP field, IBA 9.2). */
+    {"dest_qpn_25_bits", "dest_qp_num 2^24",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.dest_qp_num = 1U << 24, true; }},
+    {"max_dest_rd_atomic", "max_dest_rd_atomic = max_qp_rd_atom + 1",
+     [](ibv_qp_attr &a, const ibv_device_attr &dev) {
+	     a.max_dest_rd_atomic = uint8_t(dev.max_qp_rd_atom + 1);
+	     return dev.max_qp_rd_atom < 255;
+     }},
+    /* The RNR NAK timer code is 5 bits (IBA 9.7.5.2.8, table 45). */
+    {"min_rnr_timer_32", "min_rnr_timer 32",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.min_rnr_timer = 32, true; }},
+    /* ib_uverbs: the AV's port must be valid and the QP's own. */
+    {"av_port_2", "an AV on port 2",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.ah_attr.port_num = 2, true; }},
+    /* ib_core rdma_check_ah_attr(): RoCE needs a GRH. */
+    {"av_no_grh", "an AV without GRH",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.ah_attr.is_global = 0, true; }},
+};
+
+static const BadAttr rts_bad[] = {
+    /* The Local ACK Timeout code is 5 bits (IBA 11.2.4.2); rxe does not check. */
+    {"timeout_32", "timeout 32",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.timeout = 32, true; }},
+    /* Retry counts are 3 bits (IBA 11.2.4.2). */
+    {"retry_cnt_8", "retry_cnt 8",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.retry_cnt = 8, true; }},
+    {"rnr_retry_8", "rnr_retry 8",
+     [](ibv_qp_attr &a, const ibv_device_attr &) { return a.rnr_retry = 8, true; }},
+    {"max_rd_atomic", "max_rd_atomic = max_qp_init_rd_atom + 1",
+     [](ibv_qp_attr &a, const ibv_device_attr &dev) {
+	     a.max_rd_atomic = uint8_t(dev.max_qp_init_rd_atom + 1);
+	     return dev.max_qp_init_rd_atom < 255;
+     }},
+};
+
+/* A mask bit the transition cannot go without. */
+struct Required {
+	int bit;
+	const char *name;
+};
+
+static const Required rtr_required[] = {
+    {IBV_QP_AV, "av"},
+    {IBV_QP_PATH_MTU, "path_mtu"},
+    {IBV_QP_DEST_QPN, "dest_qpn"},
+    {IBV_QP_RQ_PSN, "rq_psn"},
+    {IBV_QP_MAX_DEST_RD_ATOMIC, "max_dest_rd_atomic"},
+    {IBV_QP_MIN_RNR_TIMER, "min_rnr_timer"},
+};
+
+static const Required rts_required[] = {
+    {IBV_QP_SQ_PSN, "sq_psn"},
+    {IBV_QP_TIMEOUT, "timeout"},
+    {IBV_QP_RETRY_CNT, "retry_cnt"},
+    {IBV_QP_RNR_RETRY, "rnr_retry"},
+    {IBV_QP_MAX_QP_RD_ATOMIC, "max_rd_atomic"},
+};
+
+/*
+ * From @state, the transition @t (to RTR or RTS, named @step in the case
+ * names and @arrow in the texts) is refused without each required bit and
+ * with each bad value.
+ */
+void InvalidRun::refuse_transition(QpPtr &qp, ibv_qp_state state, const QpTransition &t,
+                                   const char *step, const char *arrow, const Required *req,
+                                   size_t n_req, const BadAttr *bad, size_t n_bad)
+{
+	const std::string prefix = std::string("qp.rc.") + step + "_";
+
+	for (size_t i = 0; i < n_req; i++)
+		refuse(qp, IBV_QPT_RC, state, prefix + "missing_" + req[i].name, t.attr,
+		       t.mask & ~req[i].bit, EINVAL,
+		       (std::string(arrow) + " without " + req[i].name).c_str());
+	for (size_t i = 0; i < n_bad; i++) {
+		ibv_qp_attr a = t.attr;
+
+		if (bad[i].set(a, attr_))
+			refuse(qp, IBV_QPT_RC, state, prefix + bad[i].name, a, t.mask, EINVAL,
+			       (std::string(arrow) + " with " + bad[i].what).c_str());
+	}
+}
+
 void InvalidRun::rc_rtr_rts_attrs()
 {
-	static const struct {
-		int bit;
-		const char *name;
-	} rtr_required[] =
-	    {
-	        {IBV_QP_AV, "av"},
-	        {IBV_QP_PATH_MTU, "path_mtu"},
-	        {IBV_QP_DEST_QPN, "dest_qpn"},
-	        {IBV_QP_RQ_PSN, "rq_psn"},
-	        {IBV_QP_MAX_DEST_RD_ATOMIC, "max_dest_rd_atomic"},
-	        {IBV_QP_MIN_RNR_TIMER, "min_rnr_timer"},
-	    },
-	  rts_required[] = {
-	      {IBV_QP_SQ_PSN, "sq_psn"},
-	      {IBV_QP_TIMEOUT, "timeout"},
-	      {IBV_QP_RETRY_CNT, "retry_cnt"},
-	      {IBV_QP_RNR_RETRY, "rnr_retry"},
-	      {IBV_QP_MAX_QP_RD_ATOMIC, "max_rd_atomic"},
-	  };
 	const ibv_qp_type rc = IBV_QPT_RC;
 	QpPtr qp = make_qp(rc);
 	QpTransition rtr, rts;
@@ -595,48 +685,8 @@ void InvalidRun::rc_rtr_rts_attrs()
 	if (!qp || !walk(qp.get(), rc, IBV_QPS_INIT))
 		return;
 	rtr = to_rtr(rc, gid_, qp->qp_num);
-	for (const auto &req : rtr_required)
-		refuse_in(IBV_QPS_INIT, std::string("qp.rc.rtr_missing_") + req.name, rtr.attr,
-		          rtr.mask & ~req.bit, EINVAL,
-		          std::string("INIT -> RTR without ") + req.name);
-
-	/*
-	 * Path MTU codes are 1..5, 256..4096 bytes (IBA 9.7.? / 11.2.4.2: the
-	 * ibv_mtu enum); rxe takes 0 (see the report).
-	 */
-	a = rtr.attr;
-	a.path_mtu = ibv_mtu(0);
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_path_mtu_0", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with path_mtu 0");
-	a.path_mtu = ibv_mtu(6);
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_path_mtu_6", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with path_mtu 6 (> 4096)");
-	/* QP numbers are 24 bits (the BTH DestQP field, IBA 9.2). */
-	a = rtr.attr;
-	a.dest_qp_num = 1U << 24;
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_dest_qpn_25_bits", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with dest_qp_num 2^24");
-	if (attr_.max_qp_rd_atom < 255) {
-		a = rtr.attr;
-		a.max_dest_rd_atomic = uint8_t(attr_.max_qp_rd_atom + 1);
-		refuse_in(IBV_QPS_INIT, "qp.rc.rtr_max_dest_rd_atomic", a, rtr.mask, EINVAL,
-		          "INIT -> RTR with max_dest_rd_atomic = max_qp_rd_atom + 1");
-	}
-	/* The RNR NAK timer code is 5 bits (IBA 9.7.5.2.8, table 45). */
-	a = rtr.attr;
-	a.min_rnr_timer = 32;
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_min_rnr_timer_32", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with min_rnr_timer 32");
-	/* ib_uverbs: the AV's port must be valid and the QP's own. */
-	a = rtr.attr;
-	a.ah_attr.port_num = 2;
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_av_port_2", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with an AV on port 2");
-	/* ib_core rdma_check_ah_attr(): RoCE needs a GRH. */
-	a = rtr.attr;
-	a.ah_attr.is_global = 0;
-	refuse_in(IBV_QPS_INIT, "qp.rc.rtr_av_no_grh", a, rtr.mask, EINVAL,
-	          "INIT -> RTR with an AV without GRH");
+	refuse_transition(qp, IBV_QPS_INIT, rtr, "rtr", "INIT -> RTR", rtr_required,
+	                  std::size(rtr_required), rtr_bad, std::size(rtr_bad));
 	/* ib_core rdma_get_gid_attr(): an empty GID slot is ENODATA. */
 	int empty = empty_gid_index();
 	if (empty >= 0) {
@@ -651,30 +701,8 @@ void InvalidRun::rc_rtr_rts_attrs()
 		return;
 
 	rts = to_rts(rc);
-	for (const auto &req : rts_required)
-		refuse_in(IBV_QPS_RTR, std::string("qp.rc.rts_missing_") + req.name, rts.attr,
-		          rts.mask & ~req.bit, EINVAL,
-		          std::string("RTR -> RTS without ") + req.name);
-	/* The Local ACK Timeout code is 5 bits (IBA 11.2.4.2); rxe does not check. */
-	a = rts.attr;
-	a.timeout = 32;
-	refuse_in(IBV_QPS_RTR, "qp.rc.rts_timeout_32", a, rts.mask, EINVAL,
-	          "RTR -> RTS with timeout 32");
-	/* Retry counts are 3 bits (IBA 11.2.4.2). */
-	a = rts.attr;
-	a.retry_cnt = 8;
-	refuse_in(IBV_QPS_RTR, "qp.rc.rts_retry_cnt_8", a, rts.mask, EINVAL,
-	          "RTR -> RTS with retry_cnt 8");
-	a = rts.attr;
-	a.rnr_retry = 8;
-	refuse_in(IBV_QPS_RTR, "qp.rc.rts_rnr_retry_8", a, rts.mask, EINVAL,
-	          "RTR -> RTS with rnr_retry 8");
-	if (attr_.max_qp_init_rd_atom < 255) {
-		a = rts.attr;
-		a.max_rd_atomic = uint8_t(attr_.max_qp_init_rd_atom + 1);
-		refuse_in(IBV_QPS_RTR, "qp.rc.rts_max_rd_atomic", a, rts.mask, EINVAL,
-		          "RTR -> RTS with max_rd_atomic = max_qp_init_rd_atom + 1");
-	}
+	refuse_transition(qp, IBV_QPS_RTR, rts, "rts", "RTR -> RTS", rts_required,
+	                  std::size(rts_required), rts_bad, std::size(rts_bad));
 	expect_kernel_state(qp.get(), IBV_QPS_RTR, "qp.rc.still_rtr");
 	if (!qp ||
 	    !r_.expect_ok("qp.rc.rtr_to_rts", modify(qp.get(), rts.attr, rts.mask), "RTR -> RTS"))
