@@ -41,11 +41,14 @@ module:
 	@test -n "$(KDIR)" || { echo "sroce: no kernel build tree (set KDIR or run tools/setup.sh)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
-$(BUILD)/CMakeCache.txt:
+# A configured tree is one with build files: a configure that failed leaves
+# CMakeCache.txt behind, and the next make must configure again
+# (tests/make_configure_test.sh).
+$(BUILD)/Makefile:
 	@tools/setup.sh --quiet --need cmake
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-provider unit: $(BUILD)/CMakeCache.txt
+provider unit: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
 check-unit: unit
