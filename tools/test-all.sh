@@ -162,6 +162,14 @@ else
 fi
 
 # --- 2. build ---------------------------------------------------------------
+# build_failed CASE LOG PATTERN: a build step (started at $t) failed; show
+# the lines of LOG that match PATTERN.
+build_failed() {
+	echo "FAILED ($(took "$t"), $2)"
+	grep -iE "$3" "$2" | head -n 20 | sed 's/^/     /'
+	case_result "$1" fail
+}
+
 guest_kernel=$(bash tools/vm/run.sh --print-kernel 2>/dev/null)
 module_built=0
 step "build: sroce.ko"
@@ -177,9 +185,7 @@ elif make -s module KDIR="/lib/modules/$guest_kernel/build" >"$logs/module.log" 
 	case_result module pass
 	module_built=1
 else
-	echo "FAILED ($(took "$t"), $logs/module.log)"
-	grep -iE 'error|warning' "$logs/module.log" | head -n 20 | sed 's/^/     /'
-	case_result module fail
+	build_failed module "$logs/module.log" 'error|warning'
 fi
 
 # The same tree for the 6.12 LTS guests, built in out/kbuild/<release>/
@@ -270,9 +276,7 @@ elif make -s provider >"$logs/cmake.log" 2>&1; then
 	case_result cmake pass
 	cmake_ok=1
 else
-	echo "FAILED ($(took "$t"), $logs/cmake.log)"
-	grep -iE 'error' "$logs/cmake.log" | head -n 20 | sed 's/^/     /'
-	case_result cmake fail
+	build_failed cmake "$logs/cmake.log" error
 fi
 [ -f provider/CMakeLists.txt ] || echo "   (provider: not in the tree yet, skipped)"
 [ -f tests/CMakeLists.txt ] || echo "   (host unit tests: not in the tree yet, skipped)"

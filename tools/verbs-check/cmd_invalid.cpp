@@ -104,21 +104,26 @@ bool InvalidRun::setup()
 	                pd_ && cq_ && mr_ ? "created" : errno_name(null_errno()).c_str());
 }
 
+/* A QP of @type on @pd with @cq for both queues; @ia is what was asked. */
+static QpPtr create_qp_on(ibv_pd *pd, ibv_cq *cq, ibv_qp_type type, const ibv_qp_cap &cap,
+                          ibv_qp_init_attr &ia)
+{
+	ia = {};
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.qp_type = type;
+	ia.cap = cap;
+	errno = 0;
+	return QpPtr(ibv_create_qp(pd, &ia));
+}
+
 QpPtr InvalidRun::make_qp(ibv_qp_type type, uint32_t send_wr, uint32_t recv_wr, uint32_t send_sge,
                           uint32_t recv_sge, uint32_t inline_data, ibv_qp_init_attr *granted)
 {
-	ibv_qp_init_attr ia{};
+	ibv_qp_init_attr ia;
+	QpPtr qp = create_qp_on(pd_.get(), cq_.get(), type,
+	                        {send_wr, recv_wr, send_sge, recv_sge, inline_data}, ia);
 
-	ia.send_cq = cq_.get();
-	ia.recv_cq = cq_.get();
-	ia.qp_type = type;
-	ia.cap.max_send_wr = send_wr;
-	ia.cap.max_recv_wr = recv_wr;
-	ia.cap.max_send_sge = send_sge;
-	ia.cap.max_recv_sge = recv_sge;
-	ia.cap.max_inline_data = inline_data;
-	errno = 0;
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
 	if (!qp)
 		r_.fail("qp.create_helper", "%s QP %u/%u/%u/%u/%u: %s", qp_type_name(type), send_wr,
 		        recv_wr, send_sge, recv_sge, inline_data, errno_name(null_errno()).c_str());
@@ -149,14 +154,9 @@ bool InvalidRun::walk(ibv_qp *qp, ibv_qp_type type, ibv_qp_state to)
 
 int InvalidRun::create_qp_errno(const std::string &what, ibv_qp_type type, const ibv_qp_cap &cap)
 {
-	ibv_qp_init_attr ia{};
+	ibv_qp_init_attr ia;
+	QpPtr qp = create_qp_on(pd_.get(), cq_.get(), type, cap, ia);
 
-	ia.send_cq = cq_.get();
-	ia.recv_cq = cq_.get();
-	ia.qp_type = type;
-	ia.cap = cap;
-	errno = 0;
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
 	if (qp) {
 		r_.info("%s: the QP was created (qp_num %u)", what.c_str(), qp->qp_num);
 		return 0;
@@ -259,11 +259,7 @@ void InvalidRun::cq_resize_below_used()
 		r_.fail("cq.resize_below_used", "ibv_create_cq(32) failed");
 		return;
 	}
-	ia.send_cq = cq.get();
-	ia.recv_cq = cq.get();
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap = {4, 16, 1, 1, 0};
-	QpPtr qp(ibv_create_qp(pd_.get(), &ia));
+	QpPtr qp = create_qp_on(pd_.get(), cq.get(), IBV_QPT_RC, {4, 16, 1, 1, 0}, ia);
 	if (!qp || !walk(qp.get(), IBV_QPT_RC, IBV_QPS_INIT)) {
 		r_.fail("cq.resize_below_used", "RC QP setup failed");
 		return;
@@ -308,11 +304,7 @@ void InvalidRun::busy_destroy()
 		r_.fail("busy.setup", "CQ or PD creation failed");
 		return;
 	}
-	ia.send_cq = cq.get();
-	ia.recv_cq = cq.get();
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap = {4, 4, 1, 1, 0};
-	QpPtr qp(ibv_create_qp(pd.get(), &ia));
+	QpPtr qp = create_qp_on(pd.get(), cq.get(), IBV_QPT_RC, {4, 4, 1, 1, 0}, ia);
 	if (!qp) {
 		r_.fail("busy.setup", "QP creation failed");
 		return;
