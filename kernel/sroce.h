@@ -68,6 +68,7 @@ struct sroce_stats {
 	atomic64_t tx_errors;
 	atomic64_t retransmits;
 	atomic64_t timeouts;
+	atomic64_t tail_probes;
 	atomic64_t rnr_naks_rcvd;
 	atomic64_t rnr_naks_sent;
 	atomic64_t seq_naks_rcvd;

@@ -4,7 +4,9 @@
  * in softirq context for every ACK, NAK, READ response and atomic ACK,
  * matches them to the shadow WQEs in order, places READ and atomic results,
  * writes CQEs and advances the send queue's cons. It also owns the local
- * ACK timeout and RNR timers, which drive go-back-N retransmission.
+ * ACK timeout and RNR timers, which drive go-back-N retransmission, and
+ * the tail probe, which finds a loss at the end of what was sent in
+ * about a round trip instead of a timeout.
  *
  * All state is under qp->sq_lock, shared with the requester.
  */
@@ -42,6 +44,27 @@ static bool sroce_comp_live(struct sroce_qp *qp)
 
 	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
 	       state == IB_QPS_SQE;
+}
+
+/*
+ * The tail probe's wait: twice the smoothed time from the requester's
+ * stop to the answer of all it had sent, and at least SROCE_TLP_MIN_NS
+ * (scheduling noise: the rig's 2-byte ping-pong has a p99 near 2 ms). A
+ * QP probes only once it has a sample: a guess made spurious probes on
+ * the debug kernel, where a fresh QP's first 64 KiB WRITE took longer
+ * than 2 ms to be answered (rc_order.sh). The wait doubles with each
+ * probe of a stall, of which there are at most SROCE_TLP_MAX: a probe or
+ * its answer may be lost too (300 round trips of 128 KiB with 10% of
+ * the tails and of the ACKs lost, a first version of rc_tail_loss.sh:
+ * 234 ACK timeouts without probes, 37 with one per stall, 9 with two).
+ */
+#define SROCE_TLP_MIN_NS	(500 * NSEC_PER_USEC)
+#define SROCE_TLP_MAX		2
+
+static u64 sroce_comp_pto(struct sroce_qp *qp)
+{
+	return max_t(u64, 2 * qp->comp.srtt, SROCE_TLP_MIN_NS) <<
+	       qp->comp.tlp_sent;
 }
 
 static void sroce_comp_rto_arm(struct sroce_qp *qp)
@@ -151,11 +174,30 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 }
 
 /* Go back to @psn and wake the requester to send from there at once. */
-static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
+static void sroce_comp_go_back(struct sroce_qp *qp, u32 psn)
 {
 	sroce_sq_rewind(qp, psn);
 	qp->req.blocked = true;
 	sroce_comp_unblock(qp);
+}
+
+/*
+ * A loss found (NAK, ACK timeout, implied NAK, RNR NAK): an answer until
+ * all that was sent is answered measures the recovery, not the path, and
+ * times nothing (Karn's rule; sroce_comp_rtt_sample()).
+ */
+static void sroce_comp_rtt_hold(struct sroce_qp *qp)
+{
+	qp->comp.rtt_timing = false;
+	qp->comp.rtt_hold = true;
+	qp->comp.rtt_hold_psn = qp->req.psn_max;
+}
+
+/* Go back to @psn after a loss. */
+static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
+{
+	sroce_comp_rtt_hold(qp);
+	sroce_comp_go_back(qp, psn);
 }
 
 /*
@@ -170,6 +212,35 @@ static void sroce_comp_resync(struct sroce_qp *qp)
 }
 
 /*
+ * Everything sent when the sample began is answered: fold the time into
+ * comp.srtt, an average with gain 1/8 (TCP's SRTT, RFC 6298). A sample
+ * starts only at a stop right after new packets went out and ends when
+ * they are answered, so a resend in between can only lengthen it. One
+ * across a loss's recovery is not taken (sroce_comp_rtt_hold()): taken,
+ * a few ACK timeouts had pushed the probe time past the timeout itself
+ * (the first version of rc_tail_loss.sh: 83 timeouts and 5 probes
+ * instead of 9 and 134). A tail probe starts the sample again (sroce_comp_tlp_fire()): the answer
+ * to a probe that found a loss then times the probe's round trip, and
+ * the answer to the original after a spurious probe a time a probe time
+ * shorter than its round trip, long enough on a path that became slower
+ * to raise the average (rc_netem.sh's 200 ms link after its 3 ms one),
+ * where holding every sample across a probe would leave the probes
+ * spurious for good.
+ */
+static void sroce_comp_rtt_sample(struct sroce_qp *qp)
+{
+	u64 rtt = ktime_get_ns() - qp->comp.rtt_start;
+
+	qp->comp.rtt_timing = false;
+	if (!qp->comp.srtt)
+		qp->comp.srtt = rtt;
+	else if (rtt >= qp->comp.srtt)
+		qp->comp.srtt += (rtt - qp->comp.srtt) >> 3;
+	else
+		qp->comp.srtt -= (qp->comp.srtt - rtt) >> 3;
+}
+
+/*
  * Answers acknowledged PSNs up to @next_psn (exclusive). Forward progress
  * refills the retry counters and restarts the local ACK timer; a
  * duplicate answer changes nothing, so that it cannot postpone a timeout.
@@ -180,9 +251,20 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 		return;
 	qp->comp.psn = next_psn;
 	qp->comp.implied_nak = false;
+	qp->comp.tlp_sent = 0;
+	if (qp->comp.rtt_hold &&
+	    sroce_psn_diff(next_psn, qp->comp.rtt_hold_psn) >= 0)
+		qp->comp.rtt_hold = false;
+	if (qp->comp.rtt_timing &&
+	    sroce_psn_diff(next_psn, qp->comp.rtt_psn) >= 0)
+		sroce_comp_rtt_sample(qp);
 	sroce_comp_resync(qp);
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_retry_left = qp->rnr_retry;
+	/*
+	 * The tail probe is left armed: when it fires it finds nothing to
+	 * do, which costs less than a cancel for every message.
+	 */
 	if (sroce_comp_outstanding(qp))
 		sroce_comp_rto_arm(qp);
 	else
@@ -279,6 +361,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		}
 		qp->comp.rnr_retry_left--;
 	}
+	sroce_comp_rtt_hold(qp);
 	sroce_sq_rewind(qp, qp->comp.psn);
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.rto);
@@ -548,6 +631,138 @@ out:
 		sroce_qp_kick(qp);
 }
 
+/*
+ * Waiting for answers with nothing more going out: a loss at the tail
+ * of what was sent (its last packets, or their ACK) leaves the responder
+ * nothing to see a gap by, and only the tail probe or the local ACK
+ * timeout recovers it. With a READ or atomic (or ATOMIC WRITE, FLUSH)
+ * outstanding there is no probe: its responses take as long as the
+ * responder needs to read, which no round trip predicts, and a probe
+ * asks for them all again (rc_order.sh: a 1 MiB READ sent again for
+ * nothing, 95 responses twice); a FLUSH sent again early would also
+ * learn the wrong ICRC (sroce_sq_rewind()). Those wait for the ACK
+ * timeout as before.
+ */
+static bool sroce_comp_tail_waiting(struct sroce_qp *qp)
+{
+	return sroce_comp_live(qp) && !qp->comp.probe && !qp->comp.rnr_wait &&
+	       !qp->req.rd_atomic && sroce_comp_outstanding(qp) &&
+	       qp->req.psn == qp->req.psn_max &&
+	       sroce_psn_diff(qp->req.psn_max, qp->comp.psn) > 0;
+}
+
+/* Slack of the tail probe's timer, so that expiries can share interrupts. */
+static u64 sroce_comp_tlp_slack(u64 pto)
+{
+	return pto / 4;
+}
+
+/*
+ * The requester stopped (nothing more to send, or held by the window or a
+ * fence) with packets unanswered; sq_lock held. If it sent packets since
+ * its last stop, the tail probe is due a probe time from now; the timer
+ * is started only if it is not queued already (it moves itself to the
+ * deadline when it fires early), which keeps a message's cost to a clock
+ * read. A stop that a run without packets ends (an answer woke the
+ * requester, with nothing to send) leaves the deadline alone. A stop
+ * right after new packets went out times the answer of all of them
+ * (sroce_comp_rtt_sample()).
+ */
+void sroce_comp_stopped(struct sroce_qp *qp)
+{
+	bool fresh = qp->req.psn_max != qp->comp.stop_psn_max;
+	u64 now, pto;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    qp->req.pkts == qp->comp.stop_pkts)
+		return;
+	qp->comp.stop_pkts = qp->req.pkts;
+	qp->comp.stop_psn_max = qp->req.psn_max;
+	if (!sroce_comp_tail_waiting(qp))
+		return;
+	now = ktime_get_ns();
+	if (fresh && !qp->comp.rtt_timing && !qp->comp.rtt_hold) {
+		qp->comp.rtt_timing = true;
+		qp->comp.rtt_start = now;
+		qp->comp.rtt_psn = qp->req.psn_max;
+	}
+	if (!qp->comp.srtt)
+		return;
+	pto = sroce_comp_pto(qp);
+	qp->comp.tlp_deadline = now + pto;
+	qp->comp.tlp_psn = qp->comp.psn;
+	if (!hrtimer_is_queued(&qp->comp.tlp))
+		hrtimer_start_range_ns(&qp->comp.tlp,
+				       ns_to_ktime(qp->comp.tlp_deadline),
+				       sroce_comp_tlp_slack(pto),
+				       HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * Send the tail probe: the last packet sent, asking for an ACK. A
+ * responder that has it answers the duplicate with an ACK of all it has
+ * (its ACK was lost; IBA 9.7.5.1.2); one that lost just that packet
+ * takes it and ACKs; one that lost more sees the probe out of sequence
+ * and NAKs the first PSN missing, from which the completer goes back as
+ * after any NAK. A responder that already NAKed a gap drops it (one NAK
+ * per gap, C9-114): a lost NAK is left to the ACK timeout.
+ */
+static void sroce_comp_tlp_send(struct sroce_qp *qp)
+{
+	sroce_comp_go_back(qp, sroce_psn_add(qp->req.psn_max, SROCE_PSN_MASK));
+}
+
+/*
+ * Tail probe (a loss probe, as TCP's RFC 8985 TLP): no answer moved
+ * comp.psn for a probe time (sroce_comp_pto()) since the requester last
+ * stopped, or since the last answer this callback saw. One packet goes
+ * again (sroce_comp_tlp_send()), at most SROCE_TLP_MAX times per stall;
+ * unlike an ACK timeout a probe takes no retry, and a spurious one costs
+ * a duplicate and its ACK.
+ * The IBA lets a requester resend at any time: the responder answers a
+ * duplicate and does not execute it again (9.7.5.1.2). rxe has no such
+ * probe: it waits the whole local ACK timeout.
+ */
+static enum hrtimer_restart sroce_comp_tlp_fire(struct hrtimer *t)
+{
+	struct sroce_qp *qp = container_of(t, struct sroce_qp, comp.tlp);
+	enum hrtimer_restart again = HRTIMER_NORESTART;
+	u64 now = ktime_get_ns(), pto;
+	bool wake;
+
+	spin_lock(&qp->sq_lock);
+	/* Started again while this waited for the lock: that start decides. */
+	if (hrtimer_is_queued(t) || !sroce_comp_tail_waiting(qp) ||
+	    qp->comp.tlp_sent >= SROCE_TLP_MAX)
+		goto out;
+	pto = sroce_comp_pto(qp);
+	if (qp->comp.psn != qp->comp.tlp_psn) {
+		/* Answers came meanwhile: a whole probe time from now. */
+		qp->comp.tlp_psn = qp->comp.psn;
+		qp->comp.tlp_deadline = now + pto;
+	}
+	if (now < qp->comp.tlp_deadline) {
+		hrtimer_set_expires_range_ns(t, ns_to_ktime(qp->comp.tlp_deadline),
+					     sroce_comp_tlp_slack(pto));
+		again = HRTIMER_RESTART;
+		goto out;
+	}
+	sroce_comp_tlp_send(qp);
+	qp->comp.tlp_sent++;
+	atomic64_inc(&qp->sdev->stats.tail_probes);
+	if (!qp->comp.rtt_hold) {
+		qp->comp.rtt_timing = true;
+		qp->comp.rtt_start = now;
+		qp->comp.rtt_psn = qp->req.psn_max;
+	}
+out:
+	wake = sroce_comp_woke(qp);
+	spin_unlock(&qp->sq_lock);
+	if (wake)
+		sroce_qp_kick(qp);
+	return again;
+}
+
 static void sroce_comp_rnr_fire(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, comp.rnr_timer);
@@ -570,10 +785,13 @@ void sroce_comp_init(struct sroce_qp *qp)
 {
 	timer_setup(&qp->comp.rto, sroce_comp_rto_fire, 0);
 	timer_setup(&qp->comp.rnr_timer, sroce_comp_rnr_fire, 0);
+	hrtimer_init(&qp->comp.tlp, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->comp.tlp.function = sroce_comp_tlp_fire;
 }
 
 void sroce_comp_timers_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->comp.rto);
 	del_timer_sync(&qp->comp.rnr_timer);
+	hrtimer_cancel(&qp->comp.tlp);
 }

@@ -7,6 +7,8 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
+#include <linux/hrtimer.h>
+
 #include "sroce_queue.h"
 #include "sroce_mem.h"
 
@@ -64,6 +66,7 @@ struct sroce_req {
 	bool fetched;		/* WQE idx has been started */
 	u32 rd_atomic;		/* outstanding READ/atomic WQEs */
 	u32 noack_pkts;		/* packets since the last AckReq */
+	u32 pkts;		/* packets built (wraps; sroce_comp_stopped()) */
 	bool blocked;		/* stopped until an answer arrives */
 	bool run_on_ack;	/* look for new WQEs on the next answer */
 	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
@@ -83,8 +86,20 @@ struct sroce_comp {
 	bool probe;		/* after an ACK timeout: one packet, then wait */
 	u32 probe_end;		/* req.psn_max at the timeout */
 	bool wake_req;		/* an answer unblocked the requester */
+	u8 tlp_sent;		/* tail probes sent in this stall */
+	bool rtt_timing;	/* rtt_start/rtt_psn hold a sample under way */
+	u32 tlp_psn;		/* comp.psn when tlp_deadline was set */
+	bool rtt_hold;		/* a loss is being recovered: no sample until */
+	u32 rtt_hold_psn;	/* ...this PSN is answered */
+	u32 rtt_psn;		/* the sample ends when this PSN is answered */
+	u32 stop_pkts;		/* req.pkts at the requester's last stop */
+	u32 stop_psn_max;	/* req.psn_max at the requester's last stop */
+	u64 rtt_start;		/* ns: the requester stopped with rtt_psn out */
+	u64 srtt;		/* ns: smoothed stop-to-answer time, 0: none yet */
+	u64 tlp_deadline;	/* ns, CLOCK_MONOTONIC: probe unless answered */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
+	struct hrtimer tlp;		/* tail probe (sroce_comp_tlp_fire()) */
 };
 
 /*

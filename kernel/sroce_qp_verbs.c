@@ -267,6 +267,10 @@ static void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->comp.rnr_wait = false;
 	qp->comp.probe = false;
 	qp->comp.implied_nak = false;
+	qp->comp.tlp_sent = 0;
+	qp->comp.rtt_timing = false;
+	qp->comp.rtt_hold = false;
+	qp->comp.srtt = 0;
 	spin_unlock_bh(&qp->sq_lock);
 	sroce_resp_reset(qp);
 	dst_cache_reset(&qp->dst_cache);

@@ -619,6 +619,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 		}
 		__skb_queue_tail(list, skb);
 		(*budget)--;
+		qp->req.pkts++;
 
 		if (s->sent == s->length) {
 			/* Every packet of this WQE is out: on to the next. */
@@ -657,6 +658,8 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 	bool more = sroce_req_build_some(qp, list, budget);
 
 	sroce_req_ack_tail(qp, list);
+	if (!more)
+		sroce_comp_stopped(qp);
 	return more;
 }
 

@@ -11,6 +11,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_ERRORS,
 	SROCE_CNT_RETRANSMITS,
 	SROCE_CNT_TIMEOUTS,
+	SROCE_CNT_TAIL_PROBES,
 	SROCE_CNT_RNR_NAKS_RCVD,
 	SROCE_CNT_RNR_NAKS_SENT,
 	SROCE_CNT_SEQ_NAKS_RCVD,
@@ -30,6 +31,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_ERRORS] = { .name = "tx_errors" },
 	[SROCE_CNT_RETRANSMITS] = { .name = "retransmits" },
 	[SROCE_CNT_TIMEOUTS] = { .name = "ack_timeouts" },
+	[SROCE_CNT_TAIL_PROBES] = { .name = "tail_probes" },
 	[SROCE_CNT_RNR_NAKS_RCVD] = { .name = "rnr_naks_rcvd" },
 	[SROCE_CNT_RNR_NAKS_SENT] = { .name = "rnr_naks_sent" },
 	[SROCE_CNT_SEQ_NAKS_RCVD] = { .name = "seq_naks_rcvd" },
@@ -80,6 +82,7 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	v[SROCE_CNT_TX_ERRORS] = atomic64_read(&st->tx_errors);
 	v[SROCE_CNT_RETRANSMITS] = atomic64_read(&st->retransmits);
 	v[SROCE_CNT_TIMEOUTS] = atomic64_read(&st->timeouts);
+	v[SROCE_CNT_TAIL_PROBES] = atomic64_read(&st->tail_probes);
 	v[SROCE_CNT_RNR_NAKS_RCVD] = atomic64_read(&st->rnr_naks_rcvd);
 	v[SROCE_CNT_RNR_NAKS_SENT] = atomic64_read(&st->rnr_naks_sent);
 	v[SROCE_CNT_SEQ_NAKS_RCVD] = atomic64_read(&st->seq_naks_rcvd);

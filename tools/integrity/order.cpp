@@ -41,7 +41,7 @@
  * READ's makes the requester take the READ's responses for lost (an
  * implied NAK, IBA 9.7.5.2.6) and send the READ again. So the device
  * counters of retransmission and of its causes (sroce: retransmits,
- * ack_timeouts, seq_naks_*, duplicates, rnr/err NAKs; rdma_rxe: its
+ * ack_timeouts, tail_probes, seq_naks_*, duplicates, rnr/err NAKs; rdma_rxe: its
  * duplicate, sequence and retry counters), those of them the side's
  * device has, must not move during a case on either side.
  */
@@ -183,8 +183,8 @@ uint32_t read_src_off(unsigned r)
 /* Counters that count a retransmission or what causes one. */
 constexpr const char *kQuietCounters[] = {
     /* sroce */
-    "retransmits", "ack_timeouts", "seq_naks_rcvd", "seq_naks_sent", "duplicates", "rnr_naks_rcvd",
-    "rnr_naks_sent", "err_naks_rcvd", "err_naks_sent",
+    "retransmits", "ack_timeouts", "tail_probes", "seq_naks_rcvd", "seq_naks_sent", "duplicates",
+    "rnr_naks_rcvd", "rnr_naks_sent", "err_naks_rcvd", "err_naks_sent",
     /* rdma_rxe */
     "duplicate_request", "out_of_seq_request", "rcvd_seq_err", "completer_retry_err",
     "rcvd_rnr_err", "send_rnr_err", "retry_exceeded_err"};
