@@ -651,27 +651,31 @@ static bool sroce_comp_tail_waiting(struct sroce_qp *qp)
 	       sroce_psn_diff(qp->req.psn_max, qp->comp.psn) > 0;
 }
 
-/* Slack of the tail probe's timer, so that expiries can share interrupts. */
-static u64 sroce_comp_tlp_slack(u64 pto)
+/*
+ * The tail probe's wait in jiffies, a whole tick at least: the probe is
+ * an ordinary timer, as the ACK timeout is. An hrtimer, started for each
+ * message and firing every probe time, cost the rig's 2-byte ping-pong a
+ * third of its latency (send_lat 202 us against 152 us: each start and
+ * expiry is an emulated timer interrupt in a TCG guest); a timer wheel
+ * entry moved at each stop costs nothing measurable, and even at HZ 250
+ * (4 to 8 ms) the probe comes long before the 67 ms timeout.
+ */
+static unsigned long sroce_comp_pto_jiffies(struct sroce_qp *qp)
 {
-	return pto / 4;
+	return nsecs_to_jiffies(sroce_comp_pto(qp)) + 1;
 }
 
 /*
  * The requester stopped (nothing more to send, or held by the window or a
  * fence) with packets unanswered; sq_lock held. If it sent packets since
- * its last stop, the tail probe is due a probe time from now; the timer
- * is started only if it is not queued already (it moves itself to the
- * deadline when it fires early), which keeps a message's cost to a clock
- * read. A stop that a run without packets ends (an answer woke the
- * requester, with nothing to send) leaves the deadline alone. A stop
- * right after new packets went out times the answer of all of them
- * (sroce_comp_rtt_sample()).
+ * its last stop, the tail probe is due a probe time from now. A stop that
+ * a run without packets ends (an answer woke the requester, with nothing
+ * to send) leaves the timer alone. A stop right after new packets went
+ * out times the answer of all of them (sroce_comp_rtt_sample()).
  */
 void sroce_comp_stopped(struct sroce_qp *qp)
 {
 	bool fresh = qp->req.psn_max != qp->comp.stop_psn_max;
-	u64 now, pto;
 
 	if (qp->ibqp.qp_type != IB_QPT_RC ||
 	    qp->req.pkts == qp->comp.stop_pkts)
@@ -680,22 +684,15 @@ void sroce_comp_stopped(struct sroce_qp *qp)
 	qp->comp.stop_psn_max = qp->req.psn_max;
 	if (!sroce_comp_tail_waiting(qp))
 		return;
-	now = ktime_get_ns();
 	if (fresh && !qp->comp.rtt_timing && !qp->comp.rtt_hold) {
 		qp->comp.rtt_timing = true;
-		qp->comp.rtt_start = now;
+		qp->comp.rtt_start = ktime_get_ns();
 		qp->comp.rtt_psn = qp->req.psn_max;
 	}
 	if (!qp->comp.srtt)
 		return;
-	pto = sroce_comp_pto(qp);
-	qp->comp.tlp_deadline = now + pto;
 	qp->comp.tlp_psn = qp->comp.psn;
-	if (!hrtimer_is_queued(&qp->comp.tlp))
-		hrtimer_start_range_ns(&qp->comp.tlp,
-				       ns_to_ktime(qp->comp.tlp_deadline),
-				       sroce_comp_tlp_slack(pto),
-				       HRTIMER_MODE_ABS_SOFT);
+	mod_timer(&qp->comp.tlp, jiffies + sroce_comp_pto_jiffies(qp));
 }
 
 /*
@@ -723,28 +720,19 @@ static void sroce_comp_tlp_send(struct sroce_qp *qp)
  * duplicate and does not execute it again (9.7.5.1.2). rxe has no such
  * probe: it waits the whole local ACK timeout.
  */
-static enum hrtimer_restart sroce_comp_tlp_fire(struct hrtimer *t)
+static void sroce_comp_tlp_fire(struct timer_list *t)
 {
-	struct sroce_qp *qp = container_of(t, struct sroce_qp, comp.tlp);
-	enum hrtimer_restart again = HRTIMER_NORESTART;
-	u64 now = ktime_get_ns(), pto;
+	struct sroce_qp *qp = from_timer(qp, t, comp.tlp);
 	bool wake;
 
-	spin_lock(&qp->sq_lock);
-	/* Started again while this waited for the lock: that start decides. */
-	if (hrtimer_is_queued(t) || !sroce_comp_tail_waiting(qp) ||
+	spin_lock_bh(&qp->sq_lock);
+	if (!sroce_comp_tail_waiting(qp) ||
 	    qp->comp.tlp_sent >= SROCE_TLP_MAX)
 		goto out;
-	pto = sroce_comp_pto(qp);
 	if (qp->comp.psn != qp->comp.tlp_psn) {
 		/* Answers came meanwhile: a whole probe time from now. */
 		qp->comp.tlp_psn = qp->comp.psn;
-		qp->comp.tlp_deadline = now + pto;
-	}
-	if (now < qp->comp.tlp_deadline) {
-		hrtimer_set_expires_range_ns(t, ns_to_ktime(qp->comp.tlp_deadline),
-					     sroce_comp_tlp_slack(pto));
-		again = HRTIMER_RESTART;
+		mod_timer(t, jiffies + sroce_comp_pto_jiffies(qp));
 		goto out;
 	}
 	sroce_comp_tlp_send(qp);
@@ -752,15 +740,14 @@ static enum hrtimer_restart sroce_comp_tlp_fire(struct hrtimer *t)
 	atomic64_inc(&qp->sdev->stats.tail_probes);
 	if (!qp->comp.rtt_hold) {
 		qp->comp.rtt_timing = true;
-		qp->comp.rtt_start = now;
+		qp->comp.rtt_start = ktime_get_ns();
 		qp->comp.rtt_psn = qp->req.psn_max;
 	}
 out:
 	wake = sroce_comp_woke(qp);
-	spin_unlock(&qp->sq_lock);
+	spin_unlock_bh(&qp->sq_lock);
 	if (wake)
 		sroce_qp_kick(qp);
-	return again;
 }
 
 static void sroce_comp_rnr_fire(struct timer_list *t)
@@ -785,13 +772,12 @@ void sroce_comp_init(struct sroce_qp *qp)
 {
 	timer_setup(&qp->comp.rto, sroce_comp_rto_fire, 0);
 	timer_setup(&qp->comp.rnr_timer, sroce_comp_rnr_fire, 0);
-	hrtimer_init(&qp->comp.tlp, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->comp.tlp.function = sroce_comp_tlp_fire;
+	timer_setup(&qp->comp.tlp, sroce_comp_tlp_fire, 0);
 }
 
 void sroce_comp_timers_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->comp.rto);
 	del_timer_sync(&qp->comp.rnr_timer);
-	hrtimer_cancel(&qp->comp.tlp);
+	del_timer_sync(&qp->comp.tlp);
 }

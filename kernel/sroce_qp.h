@@ -7,8 +7,6 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
-#include <linux/hrtimer.h>
-
 #include "sroce_queue.h"
 #include "sroce_mem.h"
 
@@ -88,7 +86,7 @@ struct sroce_comp {
 	bool wake_req;		/* an answer unblocked the requester */
 	u8 tlp_sent;		/* tail probes sent in this stall */
 	bool rtt_timing;	/* rtt_start/rtt_psn hold a sample under way */
-	u32 tlp_psn;		/* comp.psn when tlp_deadline was set */
+	u32 tlp_psn;		/* comp.psn when the tail probe was armed */
 	bool rtt_hold;		/* a loss is being recovered: no sample until */
 	u32 rtt_hold_psn;	/* ...this PSN is answered */
 	u32 rtt_psn;		/* the sample ends when this PSN is answered */
@@ -96,10 +94,9 @@ struct sroce_comp {
 	u32 stop_psn_max;	/* req.psn_max at the requester's last stop */
 	u64 rtt_start;		/* ns: the requester stopped with rtt_psn out */
 	u64 srtt;		/* ns: smoothed stop-to-answer time, 0: none yet */
-	u64 tlp_deadline;	/* ns, CLOCK_MONOTONIC: probe unless answered */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
-	struct hrtimer tlp;		/* tail probe (sroce_comp_tlp_fire()) */
+	struct timer_list tlp;		/* tail probe (sroce_comp_tlp_fire()) */
 };
 
 /*
