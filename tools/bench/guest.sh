@@ -127,6 +127,46 @@ record_cpu() {
 	record "$1" "$2" "by_$r" "$bytes"
 }
 
+# recov_snap: "RETRIES TIMEOUTS OOS BYTES" of this guest's device now:
+# requests sent again, local ACK timeouts, out-of-sequence requests seen
+# (and NAKed) as responder, and the link interface's bytes sent plus
+# received. sroce: retransmits, ack_timeouts, seq_naks_sent. rdma_rxe has
+# no timeout counter: completer_retry_err counts its retries (timeouts and
+# sequence NAKs), so its timeouts are those less rcvd_seq_err;
+# out_of_seq_request. Builtins only.
+recov_snap() {
+	local hw=/sys/class/infiniband/$DEV/ports/1/hw_counters r=0 t=0 o=0 n=0 tx rx
+	case "$DEV" in
+	sroce*)
+		read -r r <"$hw/retransmits"
+		read -r t <"$hw/ack_timeouts"
+		read -r o <"$hw/seq_naks_sent"
+		;;
+	rxe*)
+		read -r r <"$hw/completer_retry_err"
+		read -r n <"$hw/rcvd_seq_err"
+		read -r o <"$hw/out_of_seq_request"
+		t=$((r - n))
+		;;
+	esac
+	read -r tx <"/sys/class/net/$RIG_IFACE/statistics/tx_bytes"
+	read -r rx <"/sys/class/net/$RIG_IFACE/statistics/rx_bytes"
+	echo "${r:-0} ${t:-0} ${o:-0} $((tx + rx))"
+}
+
+# record_recov TEST SIZE BEFORE: the counters' deltas over the cell since
+# BEFORE (a recov_snap line) as raw counts; the host turns them into
+# events per GB moved (rv_ROLE, tm_ROLE, oo_ROLE, cb_ROLE).
+record_recov() {
+	local r0 t0 o0 b0 r1 t1 o1 b1 r=$RIG_ROLE
+	read -r r0 t0 o0 b0 <<<"$3"
+	read -r r1 t1 o1 b1 <<<"$(recov_snap)"
+	record "$1" "$2" "rv_$r" $((r1 - r0))
+	record "$1" "$2" "tm_$r" $((t1 - t0))
+	record "$1" "$2" "oo_$r" $((o1 - o0))
+	record "$1" "$2" "cb_$r" $((b1 - b0))
+}
+
 # half SECONDS: SECONDS / 2 as a decimal (builtins only: every exec costs
 # a tenth of a second or more under TCG).
 half() {
@@ -187,7 +227,7 @@ cell_hook() {
 # (perf_pair of selftests/lib/perftest.sh: guest b asks for one more try
 # when perftest could not calibrate its clock).
 perftest_cell() {
-	local t=$1 size=$2 tool=$3 lim rc=0 row v rate args more
+	local t=$1 size=$2 tool=$3 lim rc=0 row v rate args more recov
 	shift 3
 	cell_bw=0
 	case "$t" in *_bw*) cell_bw=1 ;; esac
@@ -201,6 +241,7 @@ perftest_cell() {
 	fi
 	PERF_PORT=$((18515 + step % 50))
 	cell_what="$tool ${args[*]} -p $PERF_PORT ${more[*]}"
+	recov=$(recov_snap)
 	perf_pair "r$round.$pair.$t.$size" "$lim" "$tool" "${args[@]}" "${more[@]}" || rc=$?
 	# sroce's counters so far (retransmits, timeouts, drops) explain a bad cell.
 	case "$DEV" in sroce*) rdma statistic show link "$DEV/1" >>"$PERF_LOG" 2>&1 ;; esac
@@ -209,6 +250,7 @@ perftest_cell() {
 		return 0
 	fi
 	record_cpu "$t" "$size"
+	record_recov "$t" "$size" "$recov"
 	rig_is_b || return 0
 	if [ "$cell_bw" = 1 ]; then
 		row=$(perf_bw_row "$PERF_LOG" "$size") || {

@@ -23,7 +23,7 @@
 
 # shellcheck disable=SC2034 # the BENCH_* variables are for the caller
 bench_plan_init() {
-	local sizes_w sizes_rs s
+	local sizes_w sizes_rs sizes_lat s
 	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
 	BENCH_LINK="tcp udp udp_lat"
 	case "${BENCH_MODE:-full}" in
@@ -33,6 +33,7 @@ bench_plan_init() {
 		BENCH_LAT_ITERS=200
 		sizes_w="64 256 1024 4096 16384 65536 262144 1048576"
 		sizes_rs="64 65536 1048576"
+		sizes_lat="131072 1048576"
 		;;
 	quick)
 		BENCH_ROUNDS=2
@@ -40,6 +41,7 @@ bench_plan_init() {
 		BENCH_LAT_ITERS=100
 		sizes_w="64 65536 1048576"
 		sizes_rs="65536"
+		sizes_lat="131072"
 		;;
 	smoke)
 		BENCH_ROUNDS=1
@@ -83,6 +85,10 @@ bench_plan_init() {
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
 		BENCH_TESTS+="write_lat 2 ib_write_lat -s 2"$'\n'
 		BENCH_TESTS+="read_lat 2 ib_read_lat -s 2"$'\n'
+		# Large messages: where a lost tail costs a local ACK timeout.
+		for s in $sizes_lat; do
+			BENCH_TESTS+="send_lat $s ib_send_lat -s $s"$'\n'
+		done
 		;;
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'

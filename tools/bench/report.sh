@@ -21,7 +21,11 @@ raw=$d/raw.tsv
 # The guests record raw counts; here they become the reported units:
 # rate_Mpps -> rate_kmsgps, bw_Mbps (iperf3) -> bw_MiBps, and each guest's
 # busy and kernel jiffies (USER_HZ 100) with its interface bytes (jb_R,
-# js_R, by_R) -> cpu_R and ksys_R in CPU seconds per GB (1e9 bytes).
+# js_R, by_R) -> cpu_R and ksys_R in CPU seconds per GB (1e9 bytes); the
+# loss-recovery counts of both guests over a cell (rv_R retries, tm_R
+# timeouts, oo_R out-of-sequence requests, cb_R the cell's link bytes) ->
+# retries_pGB, timeouts_pGB and oos_pGB, events per GB the link moved
+# (guest b's bytes sent plus received).
 cat "$d/run/a/raw.tsv" "$d/run/b/raw.tsv" 2>/dev/null | awk '
 NF != 6 { next }
 $5 == "rate_Mpps" { $5 = "rate_kmsgps"; $6 = sprintf("%.4g", $6 * 1000) }
@@ -33,8 +37,25 @@ $5 ~ /^(jb|js|by)_[ab]$/ {
 	if (!((k, r) in seen)) { seen[k, r] = 1; ks[++n] = k SUBSEP r }
 	next
 }
+$5 ~ /^(rv|tm|oo|cb)_[ab]$/ {
+	k = $1 " " $2 " " $3 " " $4
+	m = substr($5, 1, 2)
+	if (m == "cb") rb[k, substr($5, 4)] = $6
+	else rc[k, m] += $6
+	if (!(k in rseen)) { rseen[k] = 1; rks[++rn] = k }
+	next
+}
 { print }
 END {
+	for (i = 1; i <= rn; i++) {
+		k = rks[i]
+		b = (k, "b") in rb ? rb[k, "b"] : rb[k, "a"]
+		if (b > 0) {
+			printf "%s retries_pGB %.4g\n", k, rc[k, "rv"] / (b / 1e9)
+			printf "%s timeouts_pGB %.4g\n", k, rc[k, "tm"] / (b / 1e9)
+			printf "%s oos_pGB %.4g\n", k, rc[k, "oo"] / (b / 1e9)
+		}
+	}
 	for (i = 1; i <= n; i++) {
 		split(ks[i], f, SUBSEP)
 		k = f[1]
@@ -56,6 +77,7 @@ function unit(m) {
 	if (m == "rate_kmsgps") return "kmsg/s"
 	if (m ~ /_us$/) return "us"
 	if (m ~ /^(cpu|ksys)_/) return "s/GB"
+	if (m ~ /_pGB$/) return "/GB"
 	if (m == "loss_pct") return "%"
 	return ""
 }
@@ -257,7 +279,7 @@ END {
 	for (o = 1; o <= nk; o++) {
 		k = ord[o]
 		split(k, f, SUBSEP)
-		if (f[1] != "tcp" && f[1] != "udp" && f[1] != "udp_lat") continue
+		if (f[1] != "tcp" && f[1] != "udp" && f[1] != "udp_lat" || f[3] ~ /_pGB$/) continue
 		lb = (f[1] == "tcp" ? "iperf3 TCP" : f[1] == "udp" ? "iperf3 UDP (4 KiB datagrams, unlimited rate)" : \
 			"UDP ping-pong 2 B")
 		m = f[3]
@@ -267,6 +289,42 @@ END {
 		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
 	}
 }' "$raw" "$d/results.csv" >>"$d/table.md"
+# Loss recovery: per cell and pair, the medians of retries / timeouts /
+# out-of-sequence requests per GB (sums of both guests; recov_snap() of
+# tools/bench/guest.sh says what each device counts).
+awk -F, -v pairs="$pairs" '
+NR == 1 || $1 == "link" { next }
+$4 ~ /_pGB$/ {
+	k = $2 SUBSEP $3
+	if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	v[$1, k, $4] = $7
+}
+END {
+	if (!n) exit
+	np = split(pairs, P, " ")
+	print ""
+	print "Loss recovery, events per GB moved (both guests): retries / local ACK timeouts /"
+	print "out-of-sequence requests at the responder. rdma_rxe counts no timeouts: its column"
+	print "shows completer_retry_err less rcvd_seq_err."
+	print ""
+	hdr = "| cell |"; sep = "| --- |"
+	for (i = 1; i <= np; i++) { hdr = hdr " " P[i] " |"; sep = sep " ---: |" }
+	print hdr
+	print sep
+	for (o = 1; o <= n; o++) {
+		split(ord[o], f, SUBSEP)
+		row = "| " f[1] " " f[2] " |"
+		for (i = 1; i <= np; i++) {
+			c = P[i] SUBSEP ord[o]
+			if ((c, "retries_pGB") in v)
+				row = row sprintf(" %.0f / %.0f / %.0f |", v[c, "retries_pGB"], \
+					v[c, "timeouts_pGB"], v[c, "oos_pGB"])
+			else
+				row = row " - |"
+		}
+		print row
+	}
+}' "$d/results.csv" >>"$d/table.md"
 if awk -F, 'NR > 1 && $11 > 0' "$d/results.csv" | grep -q . ||
 	awk '$5 == "fail"' "$raw" | grep -q .; then
 	{
@@ -306,8 +364,8 @@ for t in send_lat write_lat read_lat; do
 	line="$t"
 	any=0
 	for p in $pairs; do
-		ty=$(awk -F, -v p="$p" -v t="$t" '$1 == p && $2 == t && $4 == "typical_us" { print $7 }' "$d/results.csv")
-		p99=$(awk -F, -v p="$p" -v t="$t" '$1 == p && $2 == t && $4 == "p99_us" { print $7 }' "$d/results.csv")
+		ty=$(awk -F, -v p="$p" -v t="$t" '$1 == p && $2 == t && $3 == 2 && $4 == "typical_us" { print $7 }' "$d/results.csv")
+		p99=$(awk -F, -v p="$p" -v t="$t" '$1 == p && $2 == t && $3 == 2 && $4 == "p99_us" { print $7 }' "$d/results.csv")
 		[ -n "$ty" ] && any=1
 		line+=" ${ty:-NaN} ${ty:-NaN} ${p99:-NaN}"
 	done
