@@ -211,6 +211,16 @@ static void sroce_comp_resync(struct sroce_qp *qp)
 		sroce_sq_rewind(qp, qp->comp.psn);
 }
 
+/* Time the answer of everything sent so far, unless a loss is recovered. */
+static void sroce_comp_rtt_start(struct sroce_qp *qp)
+{
+	if (qp->comp.rtt_hold)
+		return;
+	qp->comp.rtt_timing = true;
+	qp->comp.rtt_start = ktime_get_ns();
+	qp->comp.rtt_psn = qp->req.psn_max;
+}
+
 /*
  * Everything sent when the sample began is answered: fold the time into
  * comp.srtt, an average with gain 1/8 (TCP's SRTT, RFC 6298). A sample
@@ -219,13 +229,13 @@ static void sroce_comp_resync(struct sroce_qp *qp)
  * across a loss's recovery is not taken (sroce_comp_rtt_hold()): taken,
  * a few ACK timeouts had pushed the probe time past the timeout itself
  * (the first version of rc_tail_loss.sh: 83 timeouts and 5 probes
- * instead of 9 and 134). A tail probe starts the sample again (sroce_comp_tlp_fire()): the answer
- * to a probe that found a loss then times the probe's round trip, and
- * the answer to the original after a spurious probe a time a probe time
- * shorter than its round trip, long enough on a path that became slower
- * to raise the average (rc_netem.sh's 200 ms link after its 3 ms one),
- * where holding every sample across a probe would leave the probes
- * spurious for good.
+ * instead of 9 and 134). A tail probe starts the sample again
+ * (sroce_comp_tlp_fire()): the answer to a probe that found a loss then
+ * times the probe's round trip, and the answer to the original after a
+ * spurious probe a time a probe time shorter than its round trip, long
+ * enough on a path that became slower to raise the average (rc_netem.sh's
+ * 200 ms link after its 3 ms one), where holding every sample across a
+ * probe would leave the probes spurious for good.
  */
 static void sroce_comp_rtt_sample(struct sroce_qp *qp)
 {
@@ -262,8 +272,8 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_retry_left = qp->rnr_retry;
 	/*
-	 * The tail probe is left armed: when it fires it finds nothing to
-	 * do, which costs less than a cancel for every message.
+	 * The tail probe is left armed: the next stop moves it anyway, and
+	 * if it fires first it finds nothing to do.
 	 */
 	if (sroce_comp_outstanding(qp))
 		sroce_comp_rto_arm(qp);
@@ -684,11 +694,8 @@ void sroce_comp_stopped(struct sroce_qp *qp)
 	qp->comp.stop_psn_max = qp->req.psn_max;
 	if (!sroce_comp_tail_waiting(qp))
 		return;
-	if (fresh && !qp->comp.rtt_timing && !qp->comp.rtt_hold) {
-		qp->comp.rtt_timing = true;
-		qp->comp.rtt_start = ktime_get_ns();
-		qp->comp.rtt_psn = qp->req.psn_max;
-	}
+	if (fresh && !qp->comp.rtt_timing)
+		sroce_comp_rtt_start(qp);
 	if (!qp->comp.srtt)
 		return;
 	qp->comp.tlp_psn = qp->comp.psn;
@@ -738,11 +745,7 @@ static void sroce_comp_tlp_fire(struct timer_list *t)
 	sroce_comp_tlp_send(qp);
 	qp->comp.tlp_sent++;
 	atomic64_inc(&qp->sdev->stats.tail_probes);
-	if (!qp->comp.rtt_hold) {
-		qp->comp.rtt_timing = true;
-		qp->comp.rtt_start = ktime_get_ns();
-		qp->comp.rtt_psn = qp->req.psn_max;
-	}
+	sroce_comp_rtt_start(qp);
 out:
 	wake = sroce_comp_woke(qp);
 	spin_unlock_bh(&qp->sq_lock);

@@ -86,9 +86,9 @@ struct sroce_comp {
 	bool wake_req;		/* an answer unblocked the requester */
 	u8 tlp_sent;		/* tail probes sent in this stall */
 	bool rtt_timing;	/* rtt_start/rtt_psn hold a sample under way */
-	u32 tlp_psn;		/* comp.psn when the tail probe was armed */
 	bool rtt_hold;		/* a loss is being recovered: no sample until */
 	u32 rtt_hold_psn;	/* ...this PSN is answered */
+	u32 tlp_psn;		/* comp.psn when the tail probe was armed */
 	u32 rtt_psn;		/* the sample ends when this PSN is answered */
 	u32 stop_pkts;		/* req.pkts at the requester's last stop */
 	u32 stop_psn_max;	/* req.psn_max at the requester's last stop */

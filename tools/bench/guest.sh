@@ -82,11 +82,18 @@ switch_to() {
 # irq, softirq, steal) and in the kernel (system, irq, softirq), and the
 # bytes the link interface sent plus received. Builtins only.
 snap() {
-	local _c us ni sy _id _io irq sirq st tx rx
+	local _c us ni sy _id _io irq sirq st
 	read -r _c us ni sy _id _io irq sirq st _ </proc/stat
+	link_bytes
+	echo "$((us + ni + sy + irq + sirq + st)) $((sy + irq + sirq)) $LINK_BYTES"
+}
+
+# link_bytes: LINK_BYTES = the bytes the link interface sent plus received.
+link_bytes() {
+	local tx rx
 	read -r tx <"/sys/class/net/$RIG_IFACE/statistics/tx_bytes"
 	read -r rx <"/sys/class/net/$RIG_IFACE/statistics/rx_bytes"
-	echo "$((us + ni + sy + irq + sirq + st)) $((sy + irq + sirq)) $((tx + rx))"
+	LINK_BYTES=$((tx + rx))
 }
 
 # cpu_sample PID SECONDS: wait for the transfer of PID to start (32 KiB on
@@ -135,7 +142,7 @@ record_cpu() {
 # sequence NAKs), so its timeouts are those less rcvd_seq_err;
 # out_of_seq_request. Builtins only.
 recov_snap() {
-	local hw=/sys/class/infiniband/$DEV/ports/1/hw_counters r=0 t=0 o=0 n=0 tx rx
+	local hw=/sys/class/infiniband/$DEV/ports/1/hw_counters r=0 t=0 o=0 n=0
 	case "$DEV" in
 	sroce*)
 		read -r r <"$hw/retransmits"
@@ -149,9 +156,8 @@ recov_snap() {
 		t=$((r - n))
 		;;
 	esac
-	read -r tx <"/sys/class/net/$RIG_IFACE/statistics/tx_bytes"
-	read -r rx <"/sys/class/net/$RIG_IFACE/statistics/rx_bytes"
-	echo "${r:-0} ${t:-0} ${o:-0} $((tx + rx))"
+	link_bytes
+	echo "${r:-0} ${t:-0} ${o:-0} $LINK_BYTES"
 }
 
 # record_recov TEST SIZE BEFORE: the counters' deltas over the cell since
