@@ -69,6 +69,8 @@ struct sroce_stats {
 	atomic64_t retransmits;
 	atomic64_t timeouts;
 	atomic64_t tail_probes;
+	atomic64_t acks_delayed;
+	atomic64_t ack_delays_expired;
 	atomic64_t rnr_naks_rcvd;
 	atomic64_t rnr_naks_sent;
 	atomic64_t seq_naks_rcvd;

@@ -154,6 +154,13 @@ struct sroce_resp {
 	/* Built, to be sent in this order (sroce_resp_tx_claim()). */
 	struct sk_buff_head txq;
 	bool tx_busy;		/* a context is sending from txq */
+	/* Delayed ACK (sroce_resp_ack_ok()); the flags are read unlocked. */
+	bool ack_delayed;	/* an ACK of epsn - 1 waits for our requests */
+	bool pingpong;		/* requests are answered by requests */
+	bool rx_idle;		/* the last request came with our SQ idle */
+	u8 pp_credit;		/* exchanges seen that look like ping-pong */
+	u8 pp_need;		/* ...needed to enter it: doubles on each exit */
+	struct timer_list dack;	/* ends a delay (sroce_resp_dack_fire()) */
 };
 
 struct sroce_qp {

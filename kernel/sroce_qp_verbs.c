@@ -212,11 +212,13 @@ static int sroce_qp_data_init(struct sroce_qp *qp)
 	spin_lock_init(&qp->resp_lock);
 	__skb_queue_head_init(&qp->resp.txq);
 	sroce_comp_init(qp);
+	sroce_resp_timer_init(qp);
 	return 0;
 }
 
 /*
- * Stop timers and the work item, once the data path sees Error or Reset.
+ * Send a held ACK (sroce_resp_ack_release()), then stop timers and the
+ * work item, once the data path sees Error or Reset.
  * A work item that read the state just before it changed may arm a timer
  * after the first stop, and that timer may queue the work again after the
  * first cancel: the second round catches both. In Error or Reset nothing
@@ -226,9 +228,12 @@ static int sroce_qp_data_init(struct sroce_qp *qp)
  */
 static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
+	sroce_resp_ack_release(qp);
 	sroce_comp_timers_stop(qp);
+	sroce_resp_timer_stop(qp);
 	cancel_work_sync(&qp->work);
 	sroce_comp_timers_stop(qp);
+	sroce_resp_timer_stop(qp);
 	cancel_work_sync(&qp->work);
 }
 

@@ -697,8 +697,8 @@ static bool sroce_req_release(struct sroce_qp *qp)
 static void sroce_req_run_budget(struct sroce_qp *qp, int budget)
 {
 	struct sk_buff_head list;
+	bool more, sent;
 	int batch;
-	bool more;
 
 	if (!sroce_req_claim(qp))
 		return;
@@ -714,7 +714,13 @@ again:
 		more = sroce_req_build(qp, &list, &batch);
 		spin_unlock_bh(&qp->sq_lock);
 		budget += batch;	/* what the batch left */
+		/* A delayed ACK follows our requests (sroce_resp.c). */
+		sent = !skb_queue_empty(&list);
+		if (sent)
+			sroce_resp_req_xmit(qp, &list);
 		sroce_qp_xmit_list(qp, &list);
+		if (sent)
+			sroce_resp_sent(qp);
 	} while (more && budget > 0);
 	if (sroce_req_release(qp)) {
 		if (budget <= 0)

@@ -21,6 +21,22 @@
 #define SROCE_READ_BURST	32
 /* Rounds of sending what others queued meanwhile, per context. */
 #define SROCE_RESP_TX_ROUNDS	4
+/* Timer ticks an ACK waits for the QP's own requests at most. */
+#define SROCE_ACK_DELAY_TICKS	2
+/*
+ * Ping-pong exchanges in a row that enter ping-pong mode: first, most.
+ * A hold that nothing takes along costs its sender a timer tick or two at
+ * the end of a conversation; short exchanges (connection handshakes:
+ * perftest -R swaps half a dozen messages, then expects the peer at once
+ * to listen for its next connection) never enter the mode.
+ */
+#define SROCE_PP_NEED_FIRST	16
+#define SROCE_PP_NEED_MAX	128
+
+static bool sroce_ack_delay = true;
+module_param_named(ack_delay, sroce_ack_delay, bool, 0644);
+MODULE_PARM_DESC(ack_delay,
+		 "Let an RC ACK follow the reply on request/response traffic (default: on)");
 
 /* What a request packet asks of the responder after processing. */
 enum sroce_resp_result {
@@ -337,6 +353,8 @@ static void sroce_resp_forget(struct sroce_qp *qp)
 	qp->resp.replay = NULL;
 	qp->resp.ans_owed = false;
 	qp->resp.ans_fatal = false;
+	WRITE_ONCE(qp->resp.ack_delayed, false);
+	qp->resp.pingpong = false;
 }
 
 /*
@@ -399,6 +417,107 @@ static void sroce_resp_taken(struct sroce_qp *qp)
 		return;
 	rs->ans_psn = sroce_psn_add(rs->ans_psn, SROCE_PSN_MASK);
 	rs->ans_syndrome = sroce_resp_ack_syndrome();
+}
+
+/*
+ * Delayed ACK. rdma_rxe answers a request that asks for an ACK at once,
+ * from the packet's softirq. On request/response traffic (RPC, ping-pong)
+ * that puts the ACK's transmission, a packet through the UDP stack and a
+ * kick of the netdev, between the request's arrival and the user seeing
+ * it: on one CPU the softirq runs to its end before the user does, and
+ * the ACK's packet then competes with the reply for the link. When this
+ * QP's requests have been answering the peer's (ping-pong), the ACK waits
+ * for the reply instead and leaves right behind it (sroce_resp_req_xmit()).
+ *
+ * - At most one ACK waits: the next request that asks for one is ACKed at
+ *   once, for both (ACKs are cumulative), so a stream still sees every
+ *   other ACK it asks for.
+ * - Anything else answered (a NAK, a duplicate, a READ or atomic) sends
+ *   the waiting ACK first, in PSN order.
+ * - A wait ends after SROCE_ACK_DELAY_TICKS timer ticks at most (4-8 ms
+ *   at HZ=250, well below the local ACK timeouts in use), or when the
+ *   peer's tail probe (a duplicate) asks for the ACK; either ends
+ *   ping-pong mode: the peer waits for the ACK instead of answering.
+ * - An exchange looks like ping-pong when a request asking for an ACK
+ *   comes while this QP's requester has nothing unacknowledged, and the
+ *   requester sends next; ping-pong mode starts after SROCE_PP_NEED_FIRST
+ *   of them in a row. A request that comes while the requester has
+ *   something unacknowledged breaks the row (outside ping-pong mode).
+ * - Two sides that send at once, then wait for their own sends to
+ *   complete before they send again, would each hold the ACK the other
+ *   waits for, until the peer's tail probe asks for it. Such traffic
+ *   mostly breaks the row, but not always (the sides drift in and out of
+ *   step): each exit doubles the row needed to enter again, so the
+ *   stalls are logarithmic in the length of such traffic, not linear.
+ *   rc_ack_delay.sh checks both patterns and the change from one to the
+ *   other.
+ * - The cost: the last message of a conversation in ping-pong mode is
+ *   ACKed when the hold ends, or when the peer's tail probe asks, a timer
+ *   tick or so late. A QP that fails, is reset or destroyed sends its
+ *   held ACK first (sroce_resp_ack_release()).
+ */
+
+/* A held ACK was not taken along by a request of ours: leave ping-pong. */
+static void sroce_resp_pp_exit(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	atomic64_inc(&qp->sdev->stats.ack_delays_expired);
+	rs->pingpong = false;
+	rs->pp_credit = 0;
+	rs->pp_need = min_t(u32, rs->pp_need * 2, SROCE_PP_NEED_MAX);
+}
+
+/* Send the waiting ACK, of everything accepted so far, now. */
+static void sroce_resp_dack_send(struct sroce_qp *qp, struct sk_buff_head *out)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!rs->ack_delayed)
+		return;
+	WRITE_ONCE(rs->ack_delayed, false);
+	sroce_resp_answer(qp, out, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+			  sroce_resp_ack_syndrome(), false);
+}
+
+/*
+ * A SEND or WRITE packet in sequence that asks for an ACK is about to be
+ * executed: hold its ACK? Decided before its data or its completion is
+ * visible, since the user may post the reply at once, on another CPU, and
+ * sroce_resp_req_xmit() must then find the ACK held (it looks without
+ * the lock first). Undone if the packet fails (sroce_resp_ack_done()).
+ */
+static bool sroce_resp_ack_hold(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+	/* A hint, read without sq_lock: is our requester idle? */
+	bool idle = READ_ONCE(qp->comp.psn) == READ_ONCE(qp->req.psn_max);
+
+	if (!idle && !rs->pingpong)
+		rs->pp_credit = 0;
+	WRITE_ONCE(rs->rx_idle, idle);
+	if (!rs->pingpong || rs->ack_delayed || sroce_resp_busy(qp) ||
+	    !READ_ONCE(sroce_ack_delay))
+		return false;
+	WRITE_ONCE(rs->ack_delayed, true);
+	return true;
+}
+
+/* The request at @psn was accepted: its ACK is held (@held) or sent now. */
+static void sroce_resp_ack_done(struct sroce_qp *qp, struct sk_buff_head *out,
+				u32 psn, bool held)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (held) {
+		atomic64_inc(&qp->sdev->stats.acks_delayed);
+		/* Unchanged within a tick: mod_timer() returns at once. */
+		mod_timer(&rs->dack, jiffies + SROCE_ACK_DELAY_TICKS);
+		return;
+	}
+	/* Not held: a held one is ACKed with it (ACKs are cumulative). */
+	WRITE_ONCE(rs->ack_delayed, false);
+	sroce_resp_answer(qp, out, psn, sroce_resp_ack_syndrome(), false);
 }
 
 /* The oldest resource still to answer (res_pending > 0). */
@@ -896,11 +1015,23 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	enum sroce_resp_result r;
 	s32 d = sroce_psn_diff(pkt->psn, rs->epsn);
+	bool held;
 
 	/* Failing behind answers still to go out: nothing more is taken. */
 	if (rs->ans_fatal) {
 		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
 		return;
+	}
+	/*
+	 * A waiting ACK goes out first when this packet is answered other
+	 * than by an ACK of a SEND or WRITE in sequence.
+	 */
+	if (rs->ack_delayed &&
+	    (d || !(pkt->info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)))) {
+		/* A duplicate: the peer's tail probe, it gave up waiting. */
+		if (d < 0 && rc)
+			sroce_resp_pp_exit(qp);
+		sroce_resp_dack_send(qp, out);
 	}
 	if (d && rc) {
 		if (d < 0) {
@@ -924,7 +1055,16 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		rs->epsn = pkt->psn;
 	}
 
+	held = rc && pkt->ackreq &&
+	       (pkt->info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)) &&
+	       sroce_resp_ack_hold(qp);
 	r = sroce_resp_execute(qp, skb, pkt, out);
+	if (r != SROCE_RESP_OK) {
+		/* Its own NAK follows; an ACK held before it goes first. */
+		if (held)
+			WRITE_ONCE(rs->ack_delayed, false);
+		sroce_resp_dack_send(qp, out);
+	}
 	if (!rc && r != SROCE_RESP_OK) {
 		/* UC never answers: drop and wait for the next message. */
 		rs->in_send = false;
@@ -940,8 +1080,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		if (pkt->info->flags & SROCE_OPF_LAST)
 			rs->msn = sroce_psn_add(rs->msn, 1);
 		if (rc && pkt->ackreq)
-			sroce_resp_answer(qp, out, pkt->psn,
-					  sroce_resp_ack_syndrome(), false);
+			sroce_resp_ack_done(qp, out, pkt->psn, held);
 		break;
 	case SROCE_RESP_ANSWERED:
 		rs->nak_sent = false;
@@ -1127,6 +1266,108 @@ void sroce_resp_run(struct sroce_qp *qp)
 		sroce_qp_kick(qp);
 }
 
+/*
+ * The requester of @qp is about to send @list (any context, no QP lock
+ * held). A request that came while the requester was idle has now been
+ * answered by one: ping-pong. A waiting ACK joins the end of @list, to
+ * leave right behind the requests in the same burst (sroce_xmit_list():
+ * one kick of the netdev for both), unless other answers are queued or
+ * being sent (then sroce_resp_sent() sends it in its turn after @list).
+ * An ACK sent this way can be overtaken by an answer a packet's softirq
+ * sends meanwhile; it then arrives stale, and ACKs are cumulative.
+ */
+void sroce_resp_req_xmit(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!READ_ONCE(rs->ack_delayed) && !READ_ONCE(rs->rx_idle))
+		return;
+	spin_lock_bh(&qp->resp_lock);
+	if (rs->rx_idle) {
+		WRITE_ONCE(rs->rx_idle, false);
+		if (!rs->pingpong && ++rs->pp_credit >= rs->pp_need)
+			rs->pingpong = true;
+	}
+	if (rs->ack_delayed && !rs->tx_busy && skb_queue_empty(&rs->txq) &&
+	    !sroce_resp_busy(qp) &&
+	    sroce_resp_ack(qp, list, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+			   sroce_resp_ack_syndrome(), rs->msn))
+		WRITE_ONCE(rs->ack_delayed, false);
+	spin_unlock_bh(&qp->resp_lock);
+}
+
+/* After the requester's packets: a waiting ACK that did not join them. */
+void sroce_resp_sent(struct sroce_qp *qp)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sk_buff_head out;
+	bool send;
+
+	if (!READ_ONCE(rs->ack_delayed))
+		return;
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->resp_lock);
+	sroce_resp_dack_send(qp, &out);
+	send = sroce_resp_tx_claim(qp, &out);
+	spin_unlock_bh(&qp->resp_lock);
+	if (send)
+		sroce_resp_tx_drain(qp, &out);
+}
+
+/*
+ * The QP fails, is reset or destroyed (process context): a held ACK goes
+ * out first. Its request was accepted and the user may have seen it (an
+ * ibv_rc_pingpong that exits after its last receive destroys its QP at
+ * once): without the ACK the peer would send the request again to a QP
+ * that is gone, until its retries ran out.
+ */
+void sroce_resp_ack_release(struct sroce_qp *qp)
+{
+	struct sk_buff_head out;
+	bool send;
+
+	if (!READ_ONCE(qp->resp.ack_delayed))
+		return;
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->resp_lock);
+	sroce_resp_dack_send(qp, &out);
+	send = sroce_resp_tx_claim(qp, &out);
+	spin_unlock_bh(&qp->resp_lock);
+	if (send)
+		sroce_resp_tx_drain(qp, &out);
+}
+
+/* No request of ours came to take the held ACK along: send it alone. */
+static void sroce_resp_dack_fire(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, resp.dack);
+	struct sroce_resp *rs = &qp->resp;
+	struct sk_buff_head out;
+	bool send;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->resp_lock);
+	/* In any state: the request it answers was accepted. */
+	if (rs->ack_delayed) {
+		sroce_resp_pp_exit(qp);
+		sroce_resp_dack_send(qp, &out);
+	}
+	send = sroce_resp_tx_claim(qp, &out);
+	spin_unlock_bh(&qp->resp_lock);
+	if (send)
+		sroce_resp_tx_drain(qp, &out);
+}
+
+void sroce_resp_timer_init(struct sroce_qp *qp)
+{
+	timer_setup(&qp->resp.dack, sroce_resp_dack_fire, 0);
+}
+
+void sroce_resp_timer_stop(struct sroce_qp *qp)
+{
+	del_timer_sync(&qp->resp.dack);
+}
+
 /* Set up responder resources when the QP enters RTR. */
 int sroce_resp_init(struct sroce_qp *qp)
 {
@@ -1148,6 +1389,8 @@ int sroce_resp_init(struct sroce_qp *qp)
 	qp->resp.in_write = false;
 	qp->resp.nak_sent = false;
 	qp->resp.last_wqe_sent = false;
+	qp->resp.pp_credit = 0;
+	qp->resp.pp_need = SROCE_PP_NEED_FIRST;
 	spin_unlock_bh(&qp->resp_lock);
 	kfree(old);
 	return 0;
@@ -1278,11 +1521,13 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	u32 end, held;
 
 	if (qp->ibqp.srq) {
+		sroce_resp_ack_release(qp);
 		sroce_resp_flush_srq(qp, &cqe);
 		return;
 	}
 	if (!q->hdr)
 		return;
+	sroce_resp_ack_release(qp);
 	spin_lock_bh(&qp->resp_lock);
 	sroce_resp_forget(qp);
 	end = sroce_ring_load_prod(q->hdr);

@@ -12,6 +12,8 @@ enum sroce_counter {
 	SROCE_CNT_RETRANSMITS,
 	SROCE_CNT_TIMEOUTS,
 	SROCE_CNT_TAIL_PROBES,
+	SROCE_CNT_ACKS_DELAYED,
+	SROCE_CNT_ACK_DELAYS_EXPIRED,
 	SROCE_CNT_RNR_NAKS_RCVD,
 	SROCE_CNT_RNR_NAKS_SENT,
 	SROCE_CNT_SEQ_NAKS_RCVD,
@@ -32,6 +34,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RETRANSMITS] = { .name = "retransmits" },
 	[SROCE_CNT_TIMEOUTS] = { .name = "ack_timeouts" },
 	[SROCE_CNT_TAIL_PROBES] = { .name = "tail_probes" },
+	[SROCE_CNT_ACKS_DELAYED] = { .name = "acks_delayed" },
+	[SROCE_CNT_ACK_DELAYS_EXPIRED] = { .name = "ack_delays_expired" },
 	[SROCE_CNT_RNR_NAKS_RCVD] = { .name = "rnr_naks_rcvd" },
 	[SROCE_CNT_RNR_NAKS_SENT] = { .name = "rnr_naks_sent" },
 	[SROCE_CNT_SEQ_NAKS_RCVD] = { .name = "seq_naks_rcvd" },
@@ -83,6 +87,8 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	v[SROCE_CNT_RETRANSMITS] = atomic64_read(&st->retransmits);
 	v[SROCE_CNT_TIMEOUTS] = atomic64_read(&st->timeouts);
 	v[SROCE_CNT_TAIL_PROBES] = atomic64_read(&st->tail_probes);
+	v[SROCE_CNT_ACKS_DELAYED] = atomic64_read(&st->acks_delayed);
+	v[SROCE_CNT_ACK_DELAYS_EXPIRED] = atomic64_read(&st->ack_delays_expired);
 	v[SROCE_CNT_RNR_NAKS_RCVD] = atomic64_read(&st->rnr_naks_rcvd);
 	v[SROCE_CNT_RNR_NAKS_SENT] = atomic64_read(&st->rnr_naks_sent);
 	v[SROCE_CNT_SEQ_NAKS_RCVD] = atomic64_read(&st->seq_naks_rcvd);

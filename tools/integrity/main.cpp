@@ -31,6 +31,8 @@ int main(int argc, char **argv)
 		return integ::run_flush(opt);
 	case integ::Mode::order:
 		return integ::run_order(opt);
+	case integ::Mode::exchange:
+		return integ::run_exchange(opt);
 	default:
 		return integ::run_selfcheck();
 	}

@@ -21,6 +21,8 @@ int run_errors(const Options &opt);
 int run_flush(const Options &opt);
 /* order: responses in request order behind a long READ, each case on fresh QPs. */
 int run_order(const Options &opt);
+/* exchange: ping-pong, symmetric and one-way SENDs (sroce's delayed ACK). */
+int run_exchange(const Options &opt);
 /* vanish: the responder's host goes away in the middle of a transfer. */
 int run_vanish(const Options &opt);
 /* selfcheck: the device-free parts, on the host (KTAP). */

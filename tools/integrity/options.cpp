@@ -26,7 +26,7 @@ namespace
 {
 
 const char usage_text[] =
-    "usage: sroce-integrity run|errors|flush|order|vanish [SERVER] -d DEV [OPTIONS]\n"
+    "usage: sroce-integrity run|errors|flush|order|exchange|vanish [SERVER] -d DEV [OPTIONS]\n"
     "       sroce-integrity selfcheck\n"
     "\n"
     "Without SERVER it waits for a client on --port; with SERVER (an IPv4 or\n"
@@ -43,6 +43,8 @@ const char usage_text[] =
     "  order    a 1 MiB READ and, posted with it, atomics, a SEND, a WRITE,\n"
     "           more READs, each case on fresh QPs: every completion in order,\n"
     "           every byte and atomic value checked, no retransmission counted\n"
+    "  exchange ping-pong, symmetric and one-way SENDs, each on fresh QPs: every\n"
+    "           byte checked; on sroce also which ACKs waited for a reply\n"
     "  vanish   the responder's host vanishes in the middle of a transfer (its\n"
     "           link is taken down when it prints \"vanishing\"): the\n"
     "           requester's QPs, one per opcode, must fail with\n"
@@ -164,15 +166,17 @@ int parse_options(int argc, char **argv, Options *opt)
 		opt->mode = Mode::flush;
 	} else if (std::strcmp(argv[1], "order") == 0) {
 		opt->mode = Mode::order;
+	} else if (std::strcmp(argv[1], "exchange") == 0) {
+		opt->mode = Mode::exchange;
 	} else if (std::strcmp(argv[1], "selfcheck") == 0) {
 		opt->mode = Mode::selfcheck;
 		return argc == 2 ? 0 : 2;
 	} else {
-		std::fprintf(
-		    stderr,
-		    "sroce-integrity: unknown mode '%s' (run, errors, flush, order, vanish or "
-		    "selfcheck)\n",
-		    argv[1]);
+		std::fprintf(stderr,
+		             "sroce-integrity: unknown mode '%s' (run, errors, flush, order, "
+		             "exchange, vanish or "
+		             "selfcheck)\n",
+		             argv[1]);
 		return 2;
 	}
 	argc--;

@@ -12,7 +12,7 @@
 namespace integ
 {
 
-enum class Mode { run, errors, selfcheck, vanish, flush, order };
+enum class Mode { run, errors, selfcheck, vanish, flush, order, exchange };
 
 /* A byte to damage on purpose before checking it (run mode self-test). */
 enum class Corrupt { none, recv, write, guard, read, atomic };

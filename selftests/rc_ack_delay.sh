@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The delayed ACK (kernel/sroce_resp.c): on request/response traffic an
+# sroce responder holds the ACK of a request until its own reply goes
+# out, and sends it in the same burst; on other patterns it must not.
+# sroce-integrity exchange (tools/integrity/exchange.cpp), each case on a
+# fresh RC QP pair, 200 SENDs of 1 B to a path MTU + 123 B each way, every
+# completion and every byte checked:
+#   pingpong: the client SENDs, the server answers each; an sroce side
+#     holds at least 100 ACKs for the reply, and at most 2 are not taken
+#     along by one (the last message, which no reply follows);
+#   symmetric: both SEND, each waits for its own SEND to complete before
+#     it sends again: a side that held its ACK for its own next SEND would
+#     wait on the other; at most 16 held ACKs not taken along plus tail
+#     probes;
+#   turn: pingpong, then symmetric with both sides posting at once (a
+#     barrier before each SEND): the same bound;
+#   one_way: the client SENDs back to back; the server holds no ACK.
+# sroce-rxe: the same against rdma_rxe, which ACKs at once.
+# timeout: 120
+# shellcheck source=lib/guest.sh
+. "$(dirname "$0")/lib/guest.sh"
+# shellcheck source=rc_integrity_lib.sh
+. "$(dirname "$0")/rc_integrity_lib.sh"
+rig_suites sroce-sroce sroce-rxe
+
+integ_init
+[ "$RIG_DEV_TYPE" != sroce ] ||
+	[ -e "/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters/acks_delayed" ] ||
+	rig_fail "no acks_delayed counter on $RIG_DEV"
+integ_pair exchange-ipv4 90 4 18625 exchange --timeout 10
+grep -q '^sroce-integrity exchange: PASS .*cases=4 failed=0' "$INTEG_LOG" ||
+	rig_fail "not all 4 cases ran and passed: $INTEG_SUMMARY"
