@@ -127,13 +127,20 @@ read -r load_start _ </proc/loadavg
 	echo "host_load_start $load_start"
 } >"$out/meta"
 
-# Time limit of the whole rig run: what the plan needs at a slow pace.
+# Time limit of the whole rig run: what the plan needs at a slow pace
+# (with 4096 QPs to set up in the full run's last scale cells).
 limit=$((240 + nsteps * (BENCH_DUR + 25)))
+mem=()
+if [ "$mode" = full ]; then
+	limit=$((limit + 900))
+	# Registering 1 GiB (reg_mr) needs more than the guests' usual 1 GiB.
+	mem=(-m 2560)
+fi
 echo "bench: $mode run, $nsteps steps ($BENCH_ROUNDS rounds of: $BENCH_PAIRS${BENCH_LINK:+, link}), guest kernel $gk"
 echo "bench: results in $out"
 start=$EPOCHSECONDS
 rm -rf "$out/run"
-bash tools/vm/run.sh "${kernel[@]}" -q -t "$limit" -o "$out/run" \
+bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" -q -t "$limit" -o "$out/run" \
 	-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
 	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
 	-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \

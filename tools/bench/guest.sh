@@ -284,6 +284,105 @@ perftest_cell() {
 	fi
 }
 
+# manyqp_cell TEST QPS SIZE: SIZE-byte WRITEs over QPS RC QPs
+# (sroce-manyqp, tools/bench/manyqp.cpp), 128 outstanding in all; also the
+# QPs' setup time and memory per QP on both guests.
+manyqp_cell() {
+	local t=$1 qps=$2 size=$3 port=$((19600 + step % 50)) pid rc=0 i line w recov
+	local log=$RIG_OUT/logs/r$round.$pair.$t.$qps.log
+	CPU_SAMPLE=""
+	recov=$(recov_snap)
+	if rig_is_a; then
+		timeout -k 3 $((BENCH_DUR + 300)) "$MANYQP" server "$DEV" "$GID" "$port" >"$log" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 300; i++)); do
+			grep -q listening "$log" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			rig_sleep 0.1
+		done
+		rig_signal "listen-$step"
+		wait "$pid" || rc=$?
+		[ "$rc" = 0 ] && record_recov "$t" "$qps" "$recov"
+		return 0
+	fi
+	if rig_wait "listen-$step" 60 >/dev/null; then
+		timeout -k 3 $((BENCH_DUR + 300)) "$MANYQP" client "$DEV" "$GID" "$RIG_PEER_IP4" \
+			"$port" "$qps" "$size" "$BENCH_DUR" >"$log" 2>&1 || rc=$?
+	else
+		rc=1
+		echo "the server never started" >"$log"
+	fi
+	if [ "$rc" != 0 ]; then
+		record_fail "$t" "$qps" "sroce-manyqp exited $rc"
+		return 0
+	fi
+	record_recov "$t" "$qps" "$recov"
+	line=$(grep -m 1 '^manyqp ' "$log") || {
+		record_fail "$t" "$qps" "no result line"
+		return 0
+	}
+	# manyqp qps=N ... bw_MiBps=X setup_us=U mem_kib=M peer_setup_us=U peer_mem_kib=M
+	for w in $line; do
+		case "$w" in
+		*mem_kib=-1) ;; # not measured below 64 QPs
+		bw_MiBps=* | setup_us=* | mem_kib=* | peer_setup_us=* | peer_mem_kib=*)
+			record "$t" "$qps" "${w%%=*}" "${w#*=}"
+			;;
+		esac
+	done
+}
+
+# reg_cell TEST MIB: ibv_reg_mr and ibv_dereg_mr of MIB MiB on guest b.
+reg_cell() {
+	local t=$1 mib=$2 rc=0 line w log
+	log=$RIG_OUT/logs/r$round.$pair.$t.$mib.log
+	CPU_SAMPLE=""
+	rig_is_b || return 0
+	timeout -k 3 300 "$MANYQP" reg "$DEV" "$mib" >"$log" 2>&1 || rc=$?
+	line=$(grep -m 1 '^manyqp_reg ' "$log") || {
+		record_fail "$t" "$mib" "sroce-manyqp reg exited $rc"
+		return 0
+	}
+	for w in $line; do
+		case "$w" in
+		reg_ms=* | dereg_ms=* | kib_per_page=*) record "$t" "$mib" "${w%%=*}" "${w#*=}" ;;
+		esac
+	done
+}
+
+# cmrate_cell TEST N PARALLEL: N rdma_cm connections from guest b to guest
+# a, PARALLEL at a time (sroce-cmrate, tools/bench/cmrate.cpp).
+cmrate_cell() {
+	local t=$1 n=$2 par=$3 port=$((19700 + step % 50)) pid rc=0 i line w
+	local log=$RIG_OUT/logs/r$round.$pair.$t.$n.log
+	CPU_SAMPLE=""
+	if rig_is_a; then
+		timeout -k 3 300 "$CMRATE" server "$RIG_IP4" "$port" "$n" >"$log" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 300; i++)); do
+			grep -q listening "$log" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			rig_sleep 0.1
+		done
+		rig_signal "listen-$step"
+		wait "$pid" || rc=$?
+		return 0
+	fi
+	if rig_wait "listen-$step" 60 >/dev/null; then
+		timeout -k 3 300 "$CMRATE" client "$RIG_PEER_IP4" "$port" "$n" "$par" >"$log" 2>&1 || rc=$?
+	else
+		rc=1
+		echo "the server never started" >"$log"
+	fi
+	line=$(grep -m 1 '^cmrate ' "$log") && [ "$rc" = 0 ] || {
+		record_fail "$t" "$n" "sroce-cmrate exited $rc"
+		return 0
+	}
+	for w in $line; do
+		case "$w" in conn_per_s=*) record "$t" "$n" conn_per_s "${w#*=}" ;; esac
+	done
+}
+
 # udp_lat_cell: UDP ping-pong (sroce-udp-lat), the link's latency.
 udp_lat_cell() {
 	local port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.udp_lat.log pid rc=0 row i
@@ -390,6 +489,8 @@ step_done() {
 }
 
 mkdir -p "$RIG_OUT/logs"
+MANYQP=${SROCE_MANYQP:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-manyqp}
+CMRATE=${SROCE_CMRATE:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-cmrate}
 # perftest cells through perf_pair: their logs, hook and listen time.
 # shellcheck disable=SC2034 # read by perf_pair
 PERF_LOG_DIR=$RIG_OUT/logs PERF_HOOK=cell_hook PERF_LISTEN_WAIT=40
@@ -419,8 +520,15 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 		while read -r t size tool args <&3; do
 			step=$((step + 1))
 			progress "$t $size"
-			# shellcheck disable=SC2086 # args is a list of words
-			perftest_cell "$t" "$size" "$tool" $args
+			case "$tool" in
+			sroce-manyqp) manyqp_cell "$t" "$size" "$args" ;;
+			sroce-manyqp-reg) reg_cell "$t" "$size" ;;
+			sroce-cmrate) cmrate_cell "$t" "$size" "$args" ;;
+			*)
+				# shellcheck disable=SC2086 # args is a list of words
+				perftest_cell "$t" "$size" "$tool" $args
+				;;
+			esac
 			step_done
 		done 3<<<"$BENCH_TESTS"
 	done

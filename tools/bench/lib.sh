@@ -16,14 +16,20 @@
 #   BENCH_LINK       link tests: tcp, udp (iperf3), udp_lat (sroce-udp-lat
 #                    ping-pong), or empty
 #   BENCH_TESTS      one line per perftest cell: "TEST SIZE TOOL [ARGS...]"
-#                    (TEST names the cell: write_bw, write_bw_q4, send_lat...)
+#                    (TEST names the cell: write_bw, write_bw_q4, send_lat...);
+#                    TOOL sroce-manyqp: "scale_write QPS sroce-manyqp SIZE"
+#                    (WRITE bandwidth over QPS RC QPs) and "reg_mr MIB
+#                    sroce-manyqp-reg" (registering MIB MiB), whose SIZE
+#                    column holds the QP count and the MiB; TOOL
+#                    sroce-cmrate: "cm_setup N sroce-cmrate PARALLEL" (N
+#                    rdma_cm connections, PARALLEL at a time)
 # bench_pairs_of_round R prints round R's pairs, rotated so that the order of
 # the implementations alternates from round to round; bench_steps prints the
 # number of steps (one per perftest or iperf3 run).
 
 # shellcheck disable=SC2034 # the BENCH_* variables are for the caller
 bench_plan_init() {
-	local sizes_w sizes_rs sizes_lat s
+	local sizes_w sizes_rs sizes_lat scale_qps="" reg_mib="" cm_conns="" s
 	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
 	BENCH_LINK="tcp udp udp_lat"
 	case "${BENCH_MODE:-full}" in
@@ -34,6 +40,9 @@ bench_plan_init() {
 		sizes_w="64 256 1024 4096 16384 65536 262144 1048576"
 		sizes_rs="64 65536 1048576"
 		sizes_lat="131072 1048576"
+		scale_qps="1 64 512 4096"
+		reg_mib=1024
+		cm_conns=256
 		;;
 	quick)
 		BENCH_ROUNDS=2
@@ -42,6 +51,9 @@ bench_plan_init() {
 		sizes_w="64 65536 1048576"
 		sizes_rs="65536"
 		sizes_lat="131072"
+		scale_qps="1 512"
+		reg_mib=256
+		cm_conns=64
 		;;
 	smoke)
 		BENCH_ROUNDS=1
@@ -89,6 +101,12 @@ bench_plan_init() {
 		for s in $sizes_lat; do
 			BENCH_TESTS+="send_lat $s ib_send_lat -s $s"$'\n'
 		done
+		# Many QPs: 64 KiB WRITEs, 128 outstanding in all.
+		for s in $scale_qps; do
+			BENCH_TESTS+="scale_write $s sroce-manyqp 65536"$'\n'
+		done
+		BENCH_TESTS+="reg_mr $reg_mib sroce-manyqp-reg"$'\n'
+		BENCH_TESTS+="cm_setup $cm_conns sroce-cmrate 16"$'\n'
 		;;
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'

@@ -12,6 +12,8 @@
 #   DIR/results.json   the same with every value, plus the run's metadata
 #   DIR/table.md       the medians side by side with their ratios
 #   DIR/bench.png      bandwidth against message size, latency bars
+#   DIR/scale.png      bandwidth and memory per QP against the QP count
+#                      (when the run had scale cells)
 # (gnuplot, with its data in DIR/plot/).
 set -euo pipefail
 
@@ -79,6 +81,9 @@ function unit(m) {
 	if (m ~ /^(cpu|ksys)_/) return "s/GB"
 	if (m ~ /_pGB$/) return "/GB"
 	if (m == "loss_pct") return "%"
+	if (m ~ /_kib$/ || m == "kib_per_page") return "KiB"
+	if (m ~ /_ms$/) return "ms"
+	if (m == "conn_per_s") return "conn/s"
 	return ""
 }
 function jstr(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
@@ -223,6 +228,7 @@ function label(t, s, m) {
 # 4 KiB, latency, CPU of the 64 KiB WRITE test.
 function wanted(t, s, m) {
 	if (t == "tcp" || t == "udp" || t == "udp_lat") return 0
+	if (t == "scale_write" || t == "reg_mr" || t == "cm_setup") return 0
 	if (m == "bw_MiBps" || m ~ /_us$/) return 1
 	if (m == "rate_kmsgps") return s <= 4096
 	if (m ~ /^(cpu|ksys)_/) return t == "write_bw" && s == 65536
@@ -325,6 +331,84 @@ END {
 		print row
 	}
 }' "$d/results.csv" >>"$d/table.md"
+# Scale: WRITE bandwidth over many QPs (sroce-manyqp), the QPs' setup time
+# and memory, and registering memory; per pair, with sroce/rxe ratios.
+awk -F, -v pairs="$pairs" '
+NR == 1 { next }
+($2 == "scale_write" || $2 == "reg_mr" || $2 == "cm_setup") && $4 !~ /_pGB$/ {
+	k = $2 SUBSEP $3 SUBSEP $4
+	if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	v[$1, k] = $7
+	sp[$1, k] = $10
+	u[k] = $5
+}
+function fmt(x) {
+	if (x >= 100) return sprintf("%.0f", x)
+	if (x >= 10) return sprintf("%.1f", x)
+	return sprintf("%.3g", x)
+}
+function lbl(t, s, m) {
+	if (t == "cm_setup") return "rdma_cm: " s " connections, 16 at a time"
+	if (t == "reg_mr") {
+		if (m == "reg_ms") return "ibv_reg_mr " s " MiB"
+		if (m == "dereg_ms") return "ibv_dereg_mr " s " MiB"
+		return "memory per registered 4 KiB page"
+	}
+	q = s " QP" (s == 1 ? "" : "s")
+	if (m == "bw_MiBps") return "WRITE 64 KiB, " q ": bandwidth"
+	if (m == "setup_us") return q ": setup per QP, requester"
+	if (m == "peer_setup_us") return q ": setup per QP, responder"
+	if (m == "mem_kib") return q ": memory per QP, requester"
+	if (m == "peer_mem_kib") return q ": memory per QP, responder"
+	return t " " s " " m
+}
+END {
+	if (!n) exit
+	np = split(pairs, P, " ")
+	print ""
+	print "Scale (sroce-manyqp): 64 KiB WRITEs over N RC QPs, 128 outstanding in all, each"
+	print "completion followed by a WRITE on the next QP in turn; the time from the first"
+	print "create to the last QP connected, and what MemFree lost, per QP (64 QPs or more;"
+	print "the requester QPs queue ceil(128 / N) WRITEs, the responder QPs 1); registering"
+	print "memory touched beforehand; rdma_cm connections from the client to the server"
+	print "(resolve address and route, create a QP, connect: until the last is"
+	print "established). vs 1 QP: the bandwidth against the same pair with one QP."
+	print ""
+	hdr = "| cell | unit |"; sep = "| --- | --- |"
+	for (i = 1; i <= np; i++) { hdr = hdr " " P[i] " |"; sep = sep " ---: |" }
+	for (i = 1; i <= np; i++) if (P[i] != "rxe-rxe") {
+		hdr = hdr " " (P[i] == "sroce-sroce" ? "sroce" : P[i]) "/rxe |"; sep = sep " ---: |"
+	}
+	hdr = hdr " sroce vs 1 QP |"; sep = sep " ---: |"
+	print hdr
+	print sep
+	# QP counts ascending, metrics grouped; reg_mr last.
+	for (o = 1; o <= n; o++) {
+		split(ord[o], f, SUBSEP)
+		mo = f[3] == "bw_MiBps" || f[3] == "reg_ms" ? 1 : f[3] ~ /setup|dereg/ ? 2 : 3
+		key[sprintf("%d %d %08d %s", f[1] == "reg_mr" ? 1 : f[1] == "cm_setup" ? 2 : 0, mo, f[2], f[3])] = ord[o]
+	}
+	m = asorti(key, sk)
+	for (o = 1; o <= m; o++) {
+		k = key[sk[o]]
+		split(k, f, SUBSEP)
+		row = "| " lbl(f[1], f[2], f[3]) " | " u[k] " |"
+		for (i = 1; i <= np; i++)
+			row = row " " (((P[i], k) in v) ? fmt(v[P[i], k]) " ±" sprintf("%.0f", sp[P[i], k]) "%" : "-") " |"
+		for (i = 1; i <= np; i++) if (P[i] != "rxe-rxe") {
+			r = "-"
+			if (((P[i], k) in v) && (("rxe-rxe", k) in v) && v["rxe-rxe", k] > 0)
+				r = sprintf("%.2f", v[P[i], k] / v["rxe-rxe", k])
+			row = row " " r " |"
+		}
+		one = "scale_write" SUBSEP 1 SUBSEP "bw_MiBps"
+		r = "-"
+		if (f[1] == "scale_write" && f[3] == "bw_MiBps" && (("sroce-sroce", one) in v) && \
+		    (("sroce-sroce", k) in v) && v["sroce-sroce", one] > 0)
+			r = sprintf("%.2f", v["sroce-sroce", k] / v["sroce-sroce", one])
+		print row " " r " |"
+	}
+}' "$d/results.csv" >>"$d/table.md"
 if awk -F, 'NR > 1 && $11 > 0' "$d/results.csv" | grep -q . ||
 	awk '$5 == "fail"' "$raw" | grep -q .; then
 	{
@@ -415,3 +499,46 @@ done
 } >"$pd/bench.gp"
 gnuplot "$pd/bench.gp" 2>"$pd/gnuplot.log" || { cat "$pd/gnuplot.log" >&2; exit 1; }
 [ -s "$d/bench.png" ] || { echo "report: gnuplot wrote no bench.png" >&2; exit 1; }
+
+# --- scale.png: bandwidth and memory per QP against the QP count --------------
+splots=()
+mplots=()
+ci=0
+for p in $pairs; do
+	f=$pd/scale-$p.dat
+	# QPS bandwidth (median min max) requester KiB/QP, responder KiB/QP
+	awk -F, -v p="$p" 'NR > 1 && $1 == p && $2 == "scale_write" {
+		if ($4 == "bw_MiBps") { b[$3] = $7 " " $8 " " $9; q[$3] = 1 }
+		if ($4 == "mem_kib") m[$3] = $7
+		if ($4 == "peer_mem_kib") r[$3] = $7
+	}
+	END { for (x in q) print x, b[x], (x in m ? m[x] : "NaN"), (x in r ? r[x] : "NaN") }' \
+		"$d/results.csv" | sort -n >"$f"
+	if [ -s "$f" ]; then
+		splots+=("'$f' using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.6 lc rgb '${colors[ci % 5]}' title '$p'")
+		mplots+=("'$f' using 1:5 with linespoints lw 2 pt 7 ps 0.6 lc rgb '${colors[ci % 5]}' title '$p requester'")
+		mplots+=("'$f' using 1:6 with linespoints lw 2 dt 2 pt 5 ps 0.6 lc rgb '${colors[ci % 5]}' title '$p responder'")
+	fi
+	ci=$((ci + 1))
+done
+if [ ${#splots[@]} -gt 0 ]; then
+	{
+		echo "set terminal pngcairo size 1400,600 font 'sans,10' noenhanced"
+		echo "set output '$d/scale.png'"
+		echo "set multiplot layout 1,2 title 'sroce benchmark, many QPs ($(meta mode), $(meta date), git $(meta git)): medians, bars span min..max'"
+		echo "set logscale x 2"
+		echo "set grid"
+		echo "set key bottom left"
+		echo "set xlabel 'RC QPs (128 WRITEs of 64 KiB outstanding in all)'"
+		echo "set ylabel 'bandwidth (MiB/s)'"
+		echo "set yrange [0:*]"
+		echo "set title 'WRITE bandwidth against QP count (sroce-manyqp)'"
+		(IFS=,; echo "plot ${splots[*]}")
+		echo "set ylabel 'KiB per QP'"
+		echo "set key top right"
+		echo "set title 'memory per QP (MemFree lost at setup)'"
+		(IFS=,; echo "plot ${mplots[*]}")
+		echo "unset multiplot"
+	} >"$pd/scale.gp"
+	gnuplot "$pd/scale.gp" 2>>"$pd/gnuplot.log" || { cat "$pd/gnuplot.log" >&2; exit 1; }
+fi
