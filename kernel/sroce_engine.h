@@ -26,7 +26,6 @@ void sroce_resp_cleanup(struct sroce_qp *qp);
 int sroce_resp_init(struct sroce_qp *qp);
 void sroce_resp_flush(struct sroce_qp *qp);
 void sroce_resp_req_xmit(struct sroce_qp *qp, struct sk_buff_head *list);
-void sroce_resp_sent(struct sroce_qp *qp);
 void sroce_resp_ack_release(struct sroce_qp *qp);
 void sroce_resp_timer_init(struct sroce_qp *qp);
 void sroce_resp_timer_stop(struct sroce_qp *qp);

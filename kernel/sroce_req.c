@@ -720,7 +720,7 @@ again:
 			sroce_resp_req_xmit(qp, &list);
 		sroce_qp_xmit_list(qp, &list);
 		if (sent)
-			sroce_resp_sent(qp);
+			sroce_resp_ack_release(qp);
 	} while (more && budget > 0);
 	if (sroce_req_release(qp)) {
 		if (budget <= 0)

@@ -1272,7 +1272,8 @@ void sroce_resp_run(struct sroce_qp *qp)
  * answered by one: ping-pong. A waiting ACK joins the end of @list, to
  * leave right behind the requests in the same burst (sroce_xmit_list():
  * one kick of the netdev for both), unless other answers are queued or
- * being sent (then sroce_resp_sent() sends it in its turn after @list).
+ * being sent (then sroce_resp_ack_release() sends it in its turn after
+ * @list).
  * An ACK sent this way can be overtaken by an answer a packet's softirq
  * sends meanwhile; it then arrives stale, and ACKs are cumulative.
  */
@@ -1296,30 +1297,14 @@ void sroce_resp_req_xmit(struct sroce_qp *qp, struct sk_buff_head *list)
 	spin_unlock_bh(&qp->resp_lock);
 }
 
-/* After the requester's packets: a waiting ACK that did not join them. */
-void sroce_resp_sent(struct sroce_qp *qp)
-{
-	struct sroce_resp *rs = &qp->resp;
-	struct sk_buff_head out;
-	bool send;
-
-	if (!READ_ONCE(rs->ack_delayed))
-		return;
-	__skb_queue_head_init(&out);
-	spin_lock_bh(&qp->resp_lock);
-	sroce_resp_dack_send(qp, &out);
-	send = sroce_resp_tx_claim(qp, &out);
-	spin_unlock_bh(&qp->resp_lock);
-	if (send)
-		sroce_resp_tx_drain(qp, &out);
-}
-
 /*
- * The QP fails, is reset or destroyed (process context): a held ACK goes
- * out first. Its request was accepted and the user may have seen it (an
- * ibv_rc_pingpong that exits after its last receive destroys its QP at
- * once): without the ACK the peer would send the request again to a QP
- * that is gone, until its retries ran out.
+ * Send a held ACK now, in its turn behind the answers queued (process
+ * context or softirq, no QP lock held): after the requester's
+ * packets when it did not join them (sroce_resp_req_xmit()), and when the
+ * QP fails, is reset or destroyed. Its request was accepted and the user
+ * may have seen it (an ibv_rc_pingpong that exits after its last receive
+ * destroys its QP at once): without the ACK the peer would send the
+ * request again to a QP that is gone, until its retries ran out.
  */
 void sroce_resp_ack_release(struct sroce_qp *qp)
 {

@@ -284,25 +284,35 @@ perftest_cell() {
 	fi
 }
 
+# serve LOG SECONDS CMD...: guest a's side of a two-guest tool: runs CMD
+# (output to LOG, at most SECONDS), tells guest b once it printed
+# "listening" (or died), waits for it; returns its exit status.
+serve() {
+	local log=$1 t=$2 pid i rc=0
+	shift 2
+	timeout -k 3 "$t" "$@" >"$log" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q listening "$log" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		rig_sleep 0.1
+	done
+	rig_signal "listen-$step"
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
 # manyqp_cell TEST QPS SIZE: SIZE-byte WRITEs over QPS RC QPs
 # (sroce-manyqp, tools/bench/manyqp.cpp), 128 outstanding in all; also the
 # QPs' setup time and memory per QP on both guests.
 manyqp_cell() {
-	local t=$1 qps=$2 size=$3 port=$((19600 + step % 50)) pid rc=0 i line w recov
+	local t=$1 qps=$2 size=$3 port=$((19600 + step % 50)) rc=0 line w recov
 	local log=$RIG_OUT/logs/r$round.$pair.$t.$qps.log
 	CPU_SAMPLE=""
 	recov=$(recov_snap)
 	if rig_is_a; then
-		timeout -k 3 $((BENCH_DUR + 300)) "$MANYQP" server "$DEV" "$GID" "$port" >"$log" 2>&1 &
-		pid=$!
-		for ((i = 0; i < 300; i++)); do
-			grep -q listening "$log" 2>/dev/null && break
-			kill -0 "$pid" 2>/dev/null || break
-			rig_sleep 0.1
-		done
-		rig_signal "listen-$step"
-		wait "$pid" || rc=$?
-		[ "$rc" = 0 ] && record_recov "$t" "$qps" "$recov"
+		serve "$log" $((BENCH_DUR + 300)) "$MANYQP" server "$DEV" "$GID" "$port" &&
+			record_recov "$t" "$qps" "$recov"
 		return 0
 	fi
 	if rig_wait "listen-$step" 60 >/dev/null; then
@@ -353,19 +363,11 @@ reg_cell() {
 # cmrate_cell TEST N PARALLEL: N rdma_cm connections from guest b to guest
 # a, PARALLEL at a time (sroce-cmrate, tools/bench/cmrate.cpp).
 cmrate_cell() {
-	local t=$1 n=$2 par=$3 port=$((19700 + step % 50)) pid rc=0 i line w
+	local t=$1 n=$2 par=$3 port=$((19700 + step % 50)) rc=0 line w
 	local log=$RIG_OUT/logs/r$round.$pair.$t.$n.log
 	CPU_SAMPLE=""
 	if rig_is_a; then
-		timeout -k 3 300 "$CMRATE" server "$RIG_IP4" "$port" "$n" >"$log" 2>&1 &
-		pid=$!
-		for ((i = 0; i < 300; i++)); do
-			grep -q listening "$log" 2>/dev/null && break
-			kill -0 "$pid" 2>/dev/null || break
-			rig_sleep 0.1
-		done
-		rig_signal "listen-$step"
-		wait "$pid" || rc=$?
+		serve "$log" 300 "$CMRATE" server "$RIG_IP4" "$port" "$n" || true
 		return 0
 	fi
 	if rig_wait "listen-$step" 60 >/dev/null; then
@@ -385,19 +387,11 @@ cmrate_cell() {
 
 # udp_lat_cell: UDP ping-pong (sroce-udp-lat), the link's latency.
 udp_lat_cell() {
-	local port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.udp_lat.log pid rc=0 row i
+	local port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.udp_lat.log rc=0 row
 	local bin=${SROCE_UDP_LAT:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-udp-lat}
 	CPU_SAMPLE=""
 	if rig_is_a; then
-		timeout -k 3 120 "$bin" -s "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 &
-		pid=$!
-		for ((i = 0; i < 300; i++)); do
-			grep -q listening "$log" 2>/dev/null && break
-			kill -0 "$pid" 2>/dev/null || break
-			rig_sleep 0.1
-		done
-		rig_signal "listen-$step"
-		wait "$pid" || rc=$?
+		serve "$log" 120 "$bin" -s "$port" "$BENCH_LAT_ITERS" 2 || true
 		return 0
 	fi
 	if rig_wait "listen-$step" 60 >/dev/null; then

@@ -253,18 +253,26 @@ bool ExchangeCases::barrier()
 bool ExchangeCases::half(XCase c, Pair &p)
 {
 	unsigned out = 0;
+	/* Message @i's SEND, with at most kWindow of them out. */
+	auto send_windowed = [&](unsigned i) {
+		if (out == kWindow) {
+			if (!wait_send(p))
+				return false;
+			out--;
+		}
+		if (!post_send(p, i))
+			return false;
+		out++;
+		return true;
+	};
 
 	for (unsigned i = 0; i < kRounds; i++) {
 		switch (c) {
 		case XCase::pingpong:
 			if (!s_.client && !wait_recv(p, i))
 				return false;
-			if (out == kWindow && !wait_send(p))
+			if (!send_windowed(i))
 				return false;
-			out -= out == kWindow;
-			if (!post_send(p, i))
-				return false;
-			out++;
 			if (s_.client && !wait_recv(p, i))
 				return false;
 			break;
@@ -292,12 +300,8 @@ bool ExchangeCases::half(XCase c, Pair &p)
 					return false;
 				break;
 			}
-			if (out == kWindow && !wait_send(p))
+			if (!send_windowed(i))
 				return false;
-			out -= out == kWindow;
-			if (!post_send(p, i))
-				return false;
-			out++;
 			break;
 		case XCase::count:
 			break;
