@@ -14,18 +14,24 @@
 #include "sroce_sq.h"
 #include "sroce_cq.h"
 
-/* Retire the oldest WQE: a CQE if it asks for one, then free its slot. */
+/*
+ * Retire the oldest WQE: free its ring slot, then a CQE if it asks for
+ * one. In that order: a user who sees the completion may post at once
+ * (ibv_rc_pingpong with one send WR), and its post must find the slot
+ * free. The CQE is built from the shadow slot, which no one reuses while
+ * sq_lock is held.
+ */
 static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *s,
 			      int status)
 {
-	if (s->signaled || status != IB_WC_SUCCESS)
-		sroce_sq_cqe(qp, s, s->w.wr_id, status);
 	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
 		if (!WARN_ON_ONCE(!qp->req.rd_atomic))
 			qp->req.rd_atomic--;
 	}
 	qp->sq.idx++;
 	sroce_ring_store_cons(qp->sq.hdr, qp->sq.idx);
+	if (s->signaled || status != IB_WC_SUCCESS)
+		sroce_sq_cqe(qp, s, s->w.wr_id, status);
 }
 
 static bool sroce_comp_outstanding(struct sroce_qp *qp)

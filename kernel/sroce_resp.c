@@ -120,7 +120,11 @@ static int sroce_resp_get_wqe(struct sroce_qp *qp)
 	return 0;
 }
 
-/* Complete the current receive WQE and free its ring slot. */
+/*
+ * Free the current receive WQE's ring slot, then complete it (from its
+ * copy): a user who sees the completion may post a receive at once, and
+ * must find the slot free (sroce_comp_retire() does the same for sends).
+ */
 static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 				bool solicited)
 {
@@ -129,12 +133,12 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 	cqe->wr_id = qp->resp.rwqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp;
-	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
 	qp->resp.have_wqe = false;
 	if (q->hdr) {
 		q->idx++;
 		sroce_ring_store_cons(q->hdr, q->idx);
 	}
+	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
 }
 
 static void sroce_resp_complete_err(struct sroce_qp *qp, int status)

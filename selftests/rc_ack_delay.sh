@@ -7,15 +7,15 @@
 # sroce-integrity exchange (tools/integrity/exchange.cpp), each case on a
 # fresh RC QP pair, 200 SENDs of 1 B to a path MTU + 123 B each way, every
 # completion and every byte checked:
-#   pingpong: the client SENDs, the server answers each; an sroce side
-#     holds at least 100 ACKs for the reply, and at most 2 are not taken
-#     along by one (the last message, which no reply follows);
+#   pingpong: the client SENDs, the server answers each, and the client
+#     destroys its QP right after the last reply (as ibv_rc_pingpong
+#     does); an sroce side holds at least 50 ACKs for the reply, and at
+#     most 2 are not taken along by one (the last message);
 #   symmetric: both SEND, each waits for its own SEND to complete before
 #     it sends again: a side that held its ACK for its own next SEND would
-#     wait on the other; at most 16 held ACKs not taken along plus tail
-#     probes;
+#     wait on the other; at most 16 held ACKs not taken along;
 #   turn: pingpong, then symmetric with both sides posting at once (a
-#     barrier before each SEND): the same bound;
+#     barrier before each SEND): at least 25 held, the same bound;
 #   one_way: the client SENDs back to back; the server holds no ACK.
 # sroce-rxe: the same against rdma_rxe, which ACKs at once.
 # timeout: 120

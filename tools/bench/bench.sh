@@ -81,7 +81,8 @@ publish_results() {
 	mkdir -p "$dst"
 	cp "$d/table.md" "$dst/results.md"
 	cp "$d/results.json" "$d/results.csv" "$d/bench.png" "$dst/"
-	echo "bench: published to Documentation/bench/ (results.md, results.json, results.csv, bench.png)"
+	[ -s "$d/scale.png" ] && cp "$d/scale.png" "$dst/"
+	echo "bench: published to Documentation/bench/ (results.md, results.json, results.csv, bench.png and scale.png when there is one)"
 }
 
 if [ -n "$report_dir" ]; then
@@ -231,7 +232,7 @@ if [ -n "$fails" ]; then
 	awk '{ print "    " $1, $2, $3, $4 ": " $6 }' <<<"$fails"
 fi
 cat "$out/table.md"
-echo "bench: $out/table.md, results.csv, results.json, bench.png"
+echo "bench: $out/table.md, results.csv, results.json, bench.png, scale.png"
 if [ "$mode" = smoke ]; then
 	nnum=$(awk '$5 != "fail"' "$out/raw.tsv" | wc -l)
 	[ "$missing" = 0 ] && [ -z "$fails" ] && [ -s "$out/bench.png" ] ||
