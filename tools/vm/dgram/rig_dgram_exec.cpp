@@ -17,20 +17,9 @@
  * Ethernet link does not lose frames like that; tests that want loss ask for
  * it with netem (RIG_NETEM). As root the buffer is forced past
  * net.core.rmem_max (SO_RCVBUFFORCE); otherwise it is capped there.
- *
- * The send buffer is four times as large. A datagram on the loopback is
- * charged to its sender until the receiver reads or drops it, so with
- * equal buffers a guest that floods its peer (iperf3 -u -b 0) fills its
- * send buffer and qemu's send fails with EAGAIN. qemu 7.2's datagram
- * backend did not always come back from that: the flooding guest's
- * virtio-net transmit stopped for good, 3 runs of 8 of make bench-quick
- * in a row lost the link in its UDP cell, and every cell after it failed.
- * With room for everything the receiver can hold and more, the sender
- * never blocks, and a full receiver drops, as an Ethernet link would.
  */
 #include "number.h"
 
-#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
@@ -86,8 +75,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, static_cast<int>(buf), "receive buffer");
-	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, static_cast<int>(std::min(4 * buf, 1UL << 30)),
-	        "send buffer");
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, static_cast<int>(buf), "send buffer");
 	sockaddr_in l = loopback(lport), r = loopback(rport);
 	if (bind(fd, reinterpret_cast<sockaddr *>(&l), sizeof(l)) != 0) {
 		std::fprintf(stderr, "rig-dgram-exec: bind 127.0.0.1:%lu: %s\n", lport,
