@@ -154,7 +154,7 @@ struct sroce_resp {
 	/* Built, to be sent in this order (sroce_resp_tx_claim()). */
 	struct sk_buff_head txq;
 	bool tx_busy;		/* a context is sending from txq */
-	/* Delayed ACK (sroce_resp_ack_ok()); the flags are read unlocked. */
+	/* Delayed ACK (sroce_resp_ack_hold()); the flags are read unlocked. */
 	bool ack_delayed;	/* an ACK of epsn - 1 waits for our requests */
 	bool pingpong;		/* requests are answered by requests */
 	bool rx_idle;		/* the last request came with our SQ idle */

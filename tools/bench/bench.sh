@@ -81,8 +81,12 @@ publish_results() {
 	mkdir -p "$dst"
 	cp "$d/table.md" "$dst/results.md"
 	cp "$d/results.json" "$d/results.csv" "$d/bench.png" "$dst/"
-	[ -s "$d/scale.png" ] && cp "$d/scale.png" "$dst/"
-	echo "bench: published to Documentation/bench/ (results.md, results.json, results.csv, bench.png and scale.png when there is one)"
+	local more=""
+	if [ -s "$d/scale.png" ]; then
+		cp "$d/scale.png" "$dst/"
+		more=", scale.png"
+	fi
+	echo "bench: published to Documentation/bench/ (results.md, results.json, results.csv, bench.png$more)"
 }
 
 if [ -n "$report_dir" ]; then
@@ -232,7 +236,9 @@ if [ -n "$fails" ]; then
 	awk '{ print "    " $1, $2, $3, $4 ": " $6 }' <<<"$fails"
 fi
 cat "$out/table.md"
-echo "bench: $out/table.md, results.csv, results.json, bench.png, scale.png"
+scale_png=""
+[ -s "$out/scale.png" ] && scale_png=1
+echo "bench: $out/table.md, results.csv, results.json, bench.png${scale_png:+, scale.png}"
 if [ "$mode" = smoke ]; then
 	nnum=$(awk '$5 != "fail"' "$out/raw.tsv" | wc -l)
 	[ "$missing" = 0 ] && [ -z "$fails" ] && [ -s "$out/bench.png" ] ||
