@@ -714,7 +714,7 @@ again:
 		more = sroce_req_build(qp, &list, &batch);
 		spin_unlock_bh(&qp->sq_lock);
 		budget += batch;	/* what the batch left */
-		/* A delayed ACK follows our requests (sroce_resp.c). */
+		/* A delayed ACK leads our requests (sroce_resp.c). */
 		sent = !skb_queue_empty(&list);
 		if (sent)
 			sroce_resp_req_xmit(qp, &list);

@@ -431,7 +431,7 @@ static void sroce_resp_taken(struct sroce_qp *qp)
  * it: on one CPU the softirq runs to its end before the user does, and
  * the ACK's packet then competes with the reply for the link. When this
  * QP's requests have been answering the peer's (ping-pong), the ACK waits
- * for the reply instead and leaves right behind it (sroce_resp_req_xmit()).
+ * for the reply instead and leaves right before it (sroce_resp_req_xmit()).
  *
  * - At most one ACK waits: the next request that asks for one is ACKed at
  *   once, for both (ACKs are cumulative), so a stream still sees every
@@ -1273,20 +1273,28 @@ void sroce_resp_run(struct sroce_qp *qp)
 /*
  * The requester of @qp is about to send @list (any context, no QP lock
  * held). A request that came while the requester was idle has now been
- * answered by one: ping-pong. A waiting ACK joins the end of @list, to
- * leave right behind the requests in the same burst (sroce_xmit_list():
+ * answered by one: ping-pong. A waiting ACK joins the head of @list, to
+ * leave right before the requests in the same burst (sroce_xmit_list():
  * one kick of the netdev for both), unless other answers are queued or
  * being sent (then sroce_resp_ack_release() sends it in its turn after
  * @list).
+ * Before, not behind: the peer then finds its requester idle when our
+ * request comes, and counts the exchange as ping-pong too. Behind it, the
+ * peer saw its reply still unacknowledged, and whichever side entered
+ * ping-pong mode first kept the other out of it for good (with 2 vCPUs a
+ * side's ACK sent at once is now and then overtaken by its next request,
+ * so the two sides do not enter together).
  * An ACK sent this way can be overtaken by an answer a packet's softirq
  * sends meanwhile; it then arrives stale, and ACKs are cumulative.
  */
 void sroce_resp_req_xmit(struct sroce_qp *qp, struct sk_buff_head *list)
 {
 	struct sroce_resp *rs = &qp->resp;
+	struct sk_buff_head ack;
 
 	if (!READ_ONCE(rs->ack_delayed) && !READ_ONCE(rs->rx_idle))
 		return;
+	__skb_queue_head_init(&ack);
 	spin_lock_bh(&qp->resp_lock);
 	if (rs->rx_idle) {
 		WRITE_ONCE(rs->rx_idle, false);
@@ -1295,10 +1303,11 @@ void sroce_resp_req_xmit(struct sroce_qp *qp, struct sk_buff_head *list)
 	}
 	if (rs->ack_delayed && !rs->tx_busy && skb_queue_empty(&rs->txq) &&
 	    !sroce_resp_busy(qp) &&
-	    sroce_resp_ack(qp, list, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
+	    sroce_resp_ack(qp, &ack, sroce_psn_add(rs->epsn, SROCE_PSN_MASK),
 			   sroce_resp_ack_syndrome(), rs->msn))
 		WRITE_ONCE(rs->ack_delayed, false);
 	spin_unlock_bh(&qp->resp_lock);
+	skb_queue_splice(&ack, list);
 }
 
 /*
