@@ -714,8 +714,10 @@ void sroce_comp_stopped(struct sroce_qp *qp)
  * (its ACK was lost; IBA 9.7.5.1.2); one that lost just that packet
  * takes it and ACKs; one that lost more sees the probe out of sequence
  * and NAKs the first PSN missing, from which the completer goes back as
- * after any NAK. A responder that already NAKed a gap drops it (one NAK
- * per gap, C9-114): a lost NAK is left to the ACK timeout.
+ * after any NAK. A responder that already NAKed a gap and sees a packet
+ * again that it dropped behind the gap: sroce's NAKs once more
+ * (sroce_resp_seq_nak_due()), rxe's drops it (one NAK per gap, C9-114),
+ * and a lost NAK is then left to the ACK timeout.
  */
 static void sroce_comp_tlp_send(struct sroce_qp *qp)
 {

@@ -129,7 +129,9 @@ struct sroce_resp {
 	bool in_send;		/* a multi-packet SEND is in progress */
 	bool in_write;		/* a multi-packet WRITE is in progress */
 	bool have_wqe;
-	bool nak_sent;		/* one sequence NAK per gap */
+	bool nak_sent;		/* one sequence NAK per gap... */
+	u32 oos_max;		/* ...highest PSN dropped behind it */
+	unsigned long nak_at;	/* jiffies when it (or its repeat) was sent */
 	bool last_wqe_sent;	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED raised */
 	struct sroce_rwqe rwqe;
 	u64 write_va;		/* next byte of an RDMA WRITE */

@@ -1011,6 +1011,35 @@ static void sroce_resp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	sroce_resp_answer(qp, out, pkt->psn, sroce_aeth_nak(code), true);
 }
 
+/*
+ * An RC request beyond the expected PSN: NAK the gap (PSN sequence error)?
+ * Once per gap, not once per packet behind it (C9-114) - and once more
+ * when a packet comes again that was already dropped behind the gap: the
+ * requester is sending again what it sent before, from beyond the gap,
+ * so our NAK was lost (its tail probe, sroce_comp_tlp_send(), resends the
+ * last packet). Without the repeat a lost NAK cost a local ACK timeout
+ * (67 ms at the common timeout 14; rc_nak_loss.sh). At most one repeat a
+ * timer tick, so that a go-back-N whose first packet was lost again does
+ * not draw a NAK from each packet behind it. rxe NAKs once per gap.
+ */
+static bool sroce_resp_seq_nak_due(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *rs = &qp->resp;
+
+	if (!rs->nak_sent) {
+		rs->nak_sent = true;
+		rs->oos_max = psn;
+	} else if (sroce_psn_diff(psn, rs->oos_max) > 0) {
+		rs->oos_max = psn;
+		return false;
+	} else if (!time_after(jiffies, rs->nak_at)) {
+		return false;
+	}
+	rs->nak_at = jiffies;
+	atomic64_inc(&qp->sdev->stats.seq_naks_sent);
+	return true;
+}
+
 static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 			     const struct sroce_pkt *pkt,
 			     struct sk_buff_head *out)
@@ -1038,16 +1067,12 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_dack_send(qp, out);
 	}
 	if (d && rc) {
-		if (d < 0) {
+		if (d < 0)
 			sroce_resp_duplicate(qp, pkt, out);
-		} else if (!rs->nak_sent) {
-			/* One NAK per gap, not one per packet (C9-114). */
-			rs->nak_sent = true;
-			atomic64_inc(&qp->sdev->stats.seq_naks_sent);
+		else if (sroce_resp_seq_nak_due(qp, pkt->psn))
 			sroce_resp_answer(qp, out, rs->epsn,
 					  sroce_aeth_nak(SROCE_NAK_PSN_SEQ_ERR),
 					  false);
-		}
 		return;
 	}
 	if (d && !rc) {

@@ -29,6 +29,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh
 . "$(dirname "$0")/lib/pingpong.sh"
+# shellcheck source=lib/lossfilter.sh
+. "$(dirname "$0")/lib/lossfilter.sh"
 # Both sides request; rdma_rxe on 6.1 does not recover a lost packet.
 rig_suites sroce-sroce
 
@@ -48,67 +50,33 @@ TAIL_OPCODES=(0x02 0x04)
 
 rig_require_peer
 [ "$RIG_DEV_TYPE" = sroce ] || rig_skip "counts sroce's ACK timeouts and tail probes"
-rig_require_cmd ibv_rc_pingpong tc
+rig_require_cmd ibv_rc_pingpong
 rig_setup_dev
 hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
-gso=/sys/module/sroce/parameters/tx_gso
-
-tail_restore() {
-	tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
-	[ -w "$gso" ] && echo Y >"$gso"
-	return 0
-}
-trap tail_restore EXIT
-
-# tail_filter: the qdisc that drops 10% of the tail packets (band 3 of 1:).
-tail_filter() {
-	local op
-	modprobe -a sch_prio sch_netem cls_u32 2>/dev/null
-	tc qdisc replace dev "$RIG_IFACE" root handle 1: prio bands 3 \
-		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 || rig_fail "tc prio qdisc"
-	tc qdisc add dev "$RIG_IFACE" parent 1:3 handle 30: netem loss 10% ||
-		rig_fail "tc netem qdisc under 1:3"
-	# IPv4 without options: UDP at 20, BTH opcode at 28.
-	for op in "${TAIL_OPCODES[@]}"; do
-		tc filter add dev "$RIG_IFACE" parent 1: protocol ip prio 1 u32 \
-			match ip protocol 17 0xff match ip dport 4791 0xffff \
-			match u8 "$op" 0xff at 28 flowid 1:3 ||
-			rig_fail "tc u32 filter for opcode $op"
-	done
-}
+trap loss_restore EXIT
 
 # tail_counts: "ack_timeouts tail_probes netem_drops" of this guest.
 tail_counts() {
-	local t p d
+	local t p
 	read -r t <"$hw/ack_timeouts" || rig_fail "cannot read ack_timeouts"
 	p=0
 	[ -e "$hw/tail_probes" ] && { read -r p <"$hw/tail_probes" || rig_fail "cannot read tail_probes"; }
-	d=$(tc -s qdisc show dev "$RIG_IFACE" | awk '/^qdisc netem 30:/ { n = 1 }
-		n && /dropped/ { sub(",", "", $7); print $7; exit }')
-	echo "$t $p ${d:-0}"
+	echo "$t $p $(loss_dropped 3)"
 }
 
-[ -w "$gso" ] && echo N >"$gso"
-tail_filter
-read -r t0 p0 _ <<<"$(tail_counts)"
-rig_barrier filtered 60 || rig_fail "the peer did not set up its filter"
-start=${EPOCHREALTIME/./}
-pingpong_steps ibv_rc_pingpong 18517 4:"$TAIL_SIZE":"$TAIL_ITERS"
-ms=$(((${EPOCHREALTIME/./} - start) / 1000))
-read -r t1 p1 drops <<<"$(tail_counts)"
-mine="$((t1 - t0)) $((p1 - p0)) $drops"
-rig_log "timeouts, tail probes, tail packets dropped: $mine; $ms ms for $TAIL_ITERS round trips"
-if rig_is_b; then
-	rig_signal counts "$mine"
-	rig_barrier tallied 60 || rig_fail "guest a did not tally"
-	exit 0
-fi
-peer=$(rig_wait counts 60) || rig_fail "no counts from guest b"
-read -r ta pa da <<<"$mine"
-read -r tb pb db <<<"$peer"
+# The tail packets: 10% of them dropped (band 3).
+loss_init
+loss_band 3 10
+for op in "${TAIL_OPCODES[@]}"; do
+	loss_match 3 "opcode $op" match u8 "$op" 0xff at 28
+done
+loss_exchange 18517 "$TAIL_SIZE" "$TAIL_ITERS" tail_counts \
+	"timeouts, tail probes, tail packets dropped"
+read -r ta pa da <<<"$LOSS_MINE"
+read -r tb pb db <<<"$LOSS_PEER"
 timeouts=$((ta + tb))
 probes=$((pa + pb))
-rig_barrier tallied 60
+ms=$LOSS_MS
 rig_metric tail_loss_timeouts "$timeouts" count
 rig_metric tail_loss_probes "$probes" count
 rig_metric tail_loss_rtt_us $((ms * 1000 / TAIL_ITERS)) us

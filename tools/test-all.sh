@@ -51,7 +51,7 @@ GUEST_SUITES=(sroce-sroce sroce-rxe rxe-sroce)
 KERNEL_612=6.12
 TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
 	sroce_ctrl_link.sh sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh rdma_core_suite.sh msg_size.sh
-	rc_tail_loss.sh rc_ack_delay.sh"
+	rc_tail_loss.sh rc_nak_loss.sh rc_ack_delay.sh"
 TESTS_612_RXE="rc_flush.sh rc_integrity.sh"
 # Races between CPUs (a window bind against deregistration, ring flag
 # updates, the tail probe's and the delayed ACK's timers against the
