@@ -26,6 +26,8 @@
 #   -o DIR            results folder (default out/bench/MODE-DATE, and
 #                     out/bench/latest points to it)
 #   --publish         copy the outputs into Documentation/bench/
+#   --test-link-stop N  (for the tests) act as if the link stopped after
+#                     step N once: the guests are booted again from it
 #
 # Needs sroce.ko for the guest kernel and the provider built ("make module
 # provider"); "make bench" builds them first.
@@ -38,11 +40,12 @@ cd "$repo" || exit 1
 . "$here/lib.sh"
 
 mode=full
+test_link_stop=""
 report_dir=""
 publish=0
 out=""
 kernel=()
-usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	echo "bench: error: $*" >&2
 	exit 1
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
 	-k) kernel=(-k "${2:?}"); shift ;;
 	-o) out=${2:?}; shift ;;
 	--publish) publish=1 ;;
+	--test-link-stop) test_link_stop=${2:?}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -144,44 +148,95 @@ fi
 echo "bench: $mode run, $nsteps steps ($BENCH_ROUNDS rounds of: $BENCH_PAIRS${BENCH_LINK:+, link}), guest kernel $gk"
 echo "bench: results in $out"
 start=$EPOCHSECONDS
-rm -rf "$out/run"
-bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" -q -t "$limit" -o "$out/run" \
-	-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
-	-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
-	-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
-	-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" \
-	-e SROCE_PARAMS="${SROCE_PARAMS:-}" \
-	tools/bench/guest.sh tools/bench/guest.sh >"$out/rig.log" 2>&1 &
-rig=$!
-
 # The progress line: rewritten in place on a terminal, else one line when
 # the pair changes or every 30 s.
 tty=0
 [ -t 1 ] && tty=1
 last=""
 last_t=0
-while kill -0 "$rig" 2>/dev/null; do
-	sleep 1
-	p=""
-	[ -f "$out/run/progress" ] && read -r p <"$out/run/progress"
-	[ -n "$p" ] || p="0/$nsteps booting the guests"
-	el=$((EPOCHSECONDS - start))
-	line=$(printf 'bench: [%s] %dm%02ds' "$p" $((el / 60)) $((el % 60)))
-	if [ "$tty" = 1 ]; then
-		printf '\r%-100.100s' "$line"
-	elif [ "${p%%:*}" != "${last%%:*}" ] && [ "$((EPOCHSECONDS - last_t))" -ge 30 ] ||
-		[ "$((EPOCHSECONDS - last_t))" -ge 60 ]; then
-		echo "$line"
-		last=$p
-		last_t=$EPOCHSECONDS
-	fi
+
+# link_diag: the guests found the link stopped (guest.sh step_done): what
+# both qemus' monitors say of it (tools/vm/monitor.sh), then each NIC's
+# link set down and up; the guests then look whether the peer answers.
+link_diag() {
+	local r q=/machine/peripheral/nic0/virtio-backend
+	{
+		for r in a b; do
+			echo "== guest $r: qemu's view"
+			bash tools/vm/monitor.sh "$out/run" "$r" info network
+			echo "-- receive queue"
+			bash tools/vm/monitor.sh "$out/run" "$r" info virtio-queue-status "$q" 0
+			echo "-- send queue"
+			bash tools/vm/monitor.sh "$out/run" "$r" info virtio-queue-status "$q" 1
+		done
+		for r in a b; do bash tools/vm/monitor.sh "$out/run" "$r" set_link nic0 off; done
+		sleep 1
+		for r in a b; do bash tools/vm/monitor.sh "$out/run" "$r" set_link nic0 on; done
+		sleep 2
+		for r in a b; do
+			echo "== guest $r: send queue after set_link nic0 off, on"
+			bash tools/vm/monitor.sh "$out/run" "$r" info virtio-queue-status "$q" 1
+		done
+	} >"$out/run/link-diag.txt" 2>&1
+	: >"$out/run/link-diag"
+}
+
+# rig_run FROM: one boot of the rig, walking the plan from step FROM.
+rig_run() {
+	local p el line
+	rm -rf "$out/run"
+	bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" -q -t "$limit" -o "$out/run" \
+		-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
+		-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
+		-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
+		-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" \
+		-e SROCE_PARAMS="${SROCE_PARAMS:-}" \
+		-e BENCH_FROM="$1" -e BENCH_TEST_LINK_STOP="$test_link_stop" \
+		tools/bench/guest.sh tools/bench/guest.sh >>"$out/rig.log" 2>&1 &
+	rig=$!
+	while kill -0 "$rig" 2>/dev/null; do
+		sleep 1
+		[ -e "$out/run/link-stop" ] && [ ! -e "$out/run/link-diag" ] && link_diag
+		p=""
+		[ -f "$out/run/progress" ] && read -r p <"$out/run/progress"
+		[ -n "$p" ] || p="$(($1 - 1))/$nsteps booting the guests"
+		el=$((EPOCHSECONDS - start))
+		line=$(printf 'bench: [%s] %dm%02ds' "$p" $((el / 60)) $((el % 60)))
+		if [ "$tty" = 1 ]; then
+			printf '\r%-100.100s' "$line"
+		elif [ "${p%%:*}" != "${last%%:*}" ] && [ "$((EPOCHSECONDS - last_t))" -ge 30 ] ||
+			[ "$((EPOCHSECONDS - last_t))" -ge 60 ]; then
+			echo "$line"
+			last=$p
+			last_t=$EPOCHSECONDS
+		fi
+	done
+	[ "$tty" = 1 ] && echo
+	wait "$rig"
+}
+
+# When the link stops (guest.sh step_done), the guests give back the
+# step's results and stop; boot them again from that step, a few times.
+: >"$out/rig.log"
+rm -rf "$out"/run-*
+from=1
+boots=1
+stops=""
+while :; do
+	rig_run "$from"
+	rc=$?
+	[ "$rc" != 0 ] && [ -s "$out/run/resume" ] && [ "$boots" -le 3 ] || break
+	read -r from <"$out/run/resume"
+	stops="$stops $from"
+	mv "$out/run" "$out/run-$boots"
+	echo "bench: the link stopped in step $from; booting the guests again to go on from it" \
+		"(the guests' view: $out/run-$boots/{a,b}/link-stop.txt, qemu's: link-diag.txt)"
+	boots=$((boots + 1))
 done
-[ "$tty" = 1 ] && echo
-wait "$rig"
-rc=$?
 read -r load_end _ </proc/loadavg
 echo "host_load_end $load_end" >>"$out/meta"
 echo "elapsed $((EPOCHSECONDS - start))" >>"$out/meta"
+[ -n "$stops" ] && echo "link_stops${stops}" >>"$out/meta"
 [ -f "$out/run/guest-meta" ] && sed 's/^/guest_/' "$out/run/guest-meta" >>"$out/meta"
 if [ "$rc" != 0 ]; then
 	tail -n 20 "$out/rig.log" >&2
@@ -219,7 +274,7 @@ bash "$here/report.sh" "$out" || die "the report failed"
 
 # Every planned cell must have produced its numbers (smoke asserts only
 # this); failed cells are listed in every mode.
-fails=$(awk '$5 == "fail"' "$out/run/a/raw.tsv" "$out/run/b/raw.tsv" | sort -u)
+fails=$(cat "$out"/run*/[ab]/raw.tsv | awk '$5 == "fail"' | sort -u)
 missing=0
 while read -r t size _; do
 	for p in $BENCH_PAIRS; do
@@ -243,6 +298,11 @@ if [ "$mode" = smoke ]; then
 	nnum=$(awk '$5 != "fail"' "$out/raw.tsv" | wc -l)
 	[ "$missing" = 0 ] && [ -z "$fails" ] && [ -s "$out/bench.png" ] ||
 		die "smoke: $missing cells without a result, $(grep -c . <<<"$fails") failures"
+	if [ -n "$test_link_stop" ]; then
+		[ "$stops" = " $test_link_stop" ] && [ -s "$out/run-1/a/link-stop.txt" ] ||
+			die "smoke: no new boot after the link stop of step $test_link_stop (stops:${stops:- none})"
+		echo "bench: smoke: booted again after the link stop of step $test_link_stop"
+	fi
 	echo "bench: smoke OK: every cell produced numbers ($nnum parsed)"
 fi
 [ "$publish" = 1 ] && publish_results "$out"

@@ -477,9 +477,64 @@ link_cell() {
 	return 0
 }
 
-# Step barrier: both halves finished the step before the next one starts.
+# link_alive: the peer answers ping on the link (3 tries: the link loses
+# a datagram now and then, and the peer may still be busy with the cell).
+link_alive() {
+	local i
+	for ((i = 0; i < 3; i++)); do
+		busybox ping -q -c 1 -W 2 "$RIG_PEER_IP4" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
+# link_stopped: the state of this guest's end of the link, for the
+# diagnosis of a link that stopped (Documentation/benchmark.rst).
+link_stopped() {
+	{
+		echo "== step $step, $pair, $(date -u +%H:%M:%S)"
+		ip -s -s link show "$RIG_IFACE"
+		command -v ethtool >/dev/null && ethtool -S "$RIG_IFACE"
+		cat "/sys/class/net/$RIG_IFACE/queues/tx-0/tx_timeout" 2>/dev/null
+		ip neigh show dev "$RIG_IFACE"
+		grep -E '^(Ip|Udp):' /proc/net/snmp
+		dmesg | tail -n 20
+	} >>"$RIG_OUT/link-stop.txt" 2>&1
+}
+
+# Step barrier: both halves finished the step before the next one starts;
+# each tells the other whether the peer still answers on the link. When it
+# does not, for either guest, the step's results are taken back and both
+# guests stop: bench.sh boots them again and goes on from this step
+# (BENCH_FROM). The link of this rig stops for good now and then after a
+# burst (Documentation/benchmark.rst); every cell after that would fail.
 step_done() {
-	rig_barrier "done-$step" 180 || rig_fail "the peer did not finish step $step"
+	local mine=up peer i
+	link_alive || mine=down
+	if [ -n "${BENCH_TEST_LINK_STOP:-}" ] && [ "$step" = "$BENCH_TEST_LINK_STOP" ] &&
+		[ "$BENCH_FROM" -lt "$step" ]; then
+		rig_log "test: the link is taken for stopped after step $step"
+		mine=down
+	fi
+	rig_signal "done-$step" "$mine"
+	peer=$(rig_wait "done-$step" 180) || rig_fail "the peer did not finish step $step"
+	[ "$mine" = up ] && [ "$peer" = up ] && return 0
+	rig_log "the link stopped in step $step (this guest: $mine, the peer: $peer)"
+	link_stopped
+	# bench.sh reads both qemus' view of the link and sets it down and up
+	# (set_link): does that bring it back? For the diagnosis only.
+	rig_is_a && echo "$step" >"$RIG_SHARED/link-stop"
+	for ((i = 0; i < 120; i++)); do
+		[ -e "$RIG_SHARED/link-diag" ] && break
+		rig_sleep 0.5
+	done
+	if link_alive; then
+		echo "== after set_link: the peer answers" >>"$RIG_OUT/link-stop.txt"
+	else
+		echo "== after set_link: still no answer" >>"$RIG_OUT/link-stop.txt"
+	fi
+	truncate -s "$raw_at_step" "$raw"
+	rig_is_a && echo "$step" >"$RIG_SHARED/resume"
+	exit 3
 }
 
 mkdir -p "$RIG_OUT/logs"
@@ -506,13 +561,25 @@ if rig_is_a; then
 	} >"$RIG_SHARED/guest-meta"
 fi
 
+# A run booted again after the link stopped starts at step BENCH_FROM.
+BENCH_FROM=${BENCH_FROM:-1}
+[[ "$BENCH_FROM" =~ ^[1-9][0-9]*$ ]] || rig_fail "BENCH_FROM=$BENCH_FROM is not a step"
+[ "$BENCH_FROM" -gt 1 ] && rig_log "going on from step $BENCH_FROM of $nsteps"
+raw_at_step=0
 for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	for pair in $(bench_pairs_of_round "$round"); do
-		progress "switching devices"
-		if rig_is_a; then switch_to "${pair%-*}"; else switch_to "${pair#*-}"; fi
-		rig_barrier "switch-$round-$pair" 120 || rig_fail "the peer did not switch to $pair"
+		switched=0
 		while read -r t size tool args <&3; do
 			step=$((step + 1))
+			[ "$step" -lt "$BENCH_FROM" ] && continue
+			if [ "$switched" = 0 ]; then
+				progress "switching devices"
+				if rig_is_a; then switch_to "${pair%-*}"; else switch_to "${pair#*-}"; fi
+				rig_barrier "switch-$round-$pair" 120 ||
+					rig_fail "the peer did not switch to $pair"
+				switched=1
+			fi
+			raw_at_step=$(stat -c %s "$raw")
 			progress "$t $size"
 			case "$tool" in
 			sroce-manyqp) manyqp_cell "$t" "$size" "$args" ;;
@@ -529,6 +596,8 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	pair="link"
 	for proto in $BENCH_LINK; do
 		step=$((step + 1))
+		[ "$step" -lt "$BENCH_FROM" ] && continue
+		raw_at_step=$(stat -c %s "$raw")
 		progress "link $proto"
 		link_cell "$proto"
 		step_done

@@ -5,7 +5,7 @@
 #
 #   tools/bench/report.sh DIR
 #
-# reads DIR/meta and the guests' DIR/run/{a,b}/raw.tsv ("ROUND PAIR TEST
+# reads DIR/meta and the guests' DIR/run*/{a,b}/raw.tsv ("ROUND PAIR TEST
 # SIZE METRIC VALUE" lines) and writes
 #   DIR/results.csv    one row per cell and metric: median, min, max,
 #                      spread (max - min, in % of the median), n, failures
@@ -28,7 +28,7 @@ raw=$d/raw.tsv
 # timeouts, oo_R out-of-sequence requests, cb_R the cell's link bytes) ->
 # retries_pGB, timeouts_pGB and oos_pGB, events per GB the link moved
 # (guest b's bytes sent plus received).
-cat "$d/run/a/raw.tsv" "$d/run/b/raw.tsv" 2>/dev/null | awk '
+cat "$d"/run*/[ab]/raw.tsv 2>/dev/null | awk '
 NF != 6 { next }
 $5 == "rate_Mpps" { $5 = "rate_kmsgps"; $6 = sprintf("%.4g", $6 * 1000) }
 $5 == "bw_Mbps" { $5 = "bw_MiBps"; $6 = sprintf("%.4g", $6 * 1e6 / 8 / 1048576) }
@@ -158,6 +158,13 @@ cpus=$(meta host_cpus)
 	else
 		echo "Host load average $load_start before the run, $load_end at the end ($cpus cores)."
 		echo "Absolute numbers are low under emulation; compare the ratios."
+	fi
+	stops=$(meta link_stops)
+	if [ -n "$stops" ]; then
+		echo
+		echo "The rig's link stopped $(wc -w <<<"$stops") time(s), in step(s) $stops of the plan;"
+		echo "each time the guests were booted again and the run went on from that step,"
+		echo "measured anew (Documentation/benchmark.rst: the link that stops)."
 	fi
 	echo
 	echo "Each cell: median over the rounds (± spread: max - min in % of the median)."

@@ -232,11 +232,12 @@ port_busy() {
 		owner=$(cat "$portdir/$p" 2>/dev/null || true)
 		[ -n "$owner" ] && kill -0 "$owner" 2>/dev/null && return 0
 	fi
-	[ -n "$(ss -Hlun "sport = :$p" 2>/dev/null)" ]
+	[ -n "$(ss -Hlun "sport = :$p" 2>/dev/null)" ] || [ -n "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]
 }
 
-# Two free UDP ports on 127.0.0.1, reserved (under a lock) against parallel
-# runs until this script exits.
+# Two ports on 127.0.0.1 free for UDP and TCP, reserved (under a lock)
+# against parallel runs until this script exits: the link's two ends, and
+# the two qemus' monitors (tools/vm/monitor.sh) on the same numbers.
 reserve_ports() {
 	local p
 	mkdir -p "$portdir"
@@ -396,7 +397,9 @@ start_guest() {
 		-virtfs "local,path=$out,mount_tag=results,security_model=none"
 		"${modshare[@]}"
 		-netdev "$netdev"
-		-device "virtio-net-pci,netdev=n0,mac=${mac[$role]},romfile=")
+		-device "virtio-net-pci,id=nic0,netdev=n0,mac=${mac[$role]},romfile="
+		-monitor "tcp:127.0.0.1:${lport[$role]},server=on,wait=off")
+	echo "${lport[$role]}" >"$out/.rig/monitor-$role"
 	printf '%q ' "${cmd[@]}" >"$out/.rig/qemu-$role.cmd"
 	"${cmd[@]}" </dev/null >"$out/console-$role.log" 2>&1 &
 	qpid[$role]=$!
