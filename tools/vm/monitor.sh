@@ -34,10 +34,10 @@ drain() {
 	done
 }
 
-drain 1 >/dev/null # the greeting and the first prompt
+drain 0.3 >/dev/null # the greeting and the first prompt
 printf '%s\n' "$*" >&3
 # Line editing echoes each key with escape sequences; the prompt has no
 # newline and ends up before the next output line.
-drain 1 | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r//g' -e 's/^(qemu) //' |
+drain 0.5 | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r//g' -e 's/^(qemu) //' |
 	grep -vF -e "$*" | grep -v "^$"
 exec 3>&-
