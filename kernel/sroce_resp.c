@@ -1299,10 +1299,10 @@ void sroce_resp_run(struct sroce_qp *qp)
  * The requester of @qp is about to send @list (any context, no QP lock
  * held). A request that came while the requester was idle has now been
  * answered by one: ping-pong. A waiting ACK joins the head of @list, to
- * leave right before the requests in the same burst (sroce_xmit_list():
- * one kick of the netdev for both), unless other answers are queued or
- * being sent (then sroce_resp_ack_release() sends it in its turn after
- * @list).
+ * leave right before the requests (in a transmission of its own: a GSO
+ * burst starts with its largest packet), unless other answers are queued
+ * or being sent (then sroce_resp_ack_release() sends it in its turn
+ * after @list).
  * Before, not behind: the peer then finds its requester idle when our
  * request comes, and counts the exchange as ping-pong too. Behind it, the
  * peer saw its reply still unacknowledged, and whichever side entered

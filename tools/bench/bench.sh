@@ -192,7 +192,7 @@ link_diag() {
 rig_run() {
 	local p el line
 	rm -rf "$out/run"
-	bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" -q -t "$limit" -o "$out/run" \
+	bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" --monitor -q -t "$limit" -o "$out/run" \
 		-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
 		-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
 		-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \

@@ -6,8 +6,9 @@
 #
 #   tools/vm/monitor.sh RUN_DIR ROLE COMMAND...
 #
-# RUN_DIR is the run folder of tools/vm/run.sh (-o), ROLE a or b; the
-# monitor listens on 127.0.0.1 (RUN_DIR/.rig/monitor-ROLE holds its port).
+# RUN_DIR is the run folder of tools/vm/run.sh (-o) started with
+# --monitor, ROLE a or b; the monitor listens on 127.0.0.1
+# (RUN_DIR/.rig/monitor-ROLE holds its port).
 # For the state of the link, e.g.:
 #   info network
 #   info virtio-queue-status /machine/peripheral/nic0/virtio-backend 1

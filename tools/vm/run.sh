@@ -37,6 +37,9 @@ usage: tools/vm/run.sh [OPTIONS] SCRIPT_A [SCRIPT_B]
                         take a quarter of 1 GB)
       --smp N           vCPUs per guest (default: 1; races between CPUs, such
                         as hostile_rings' flag_race, need 2 or more)
+      --monitor         a qemu human monitor per guest on 127.0.0.1, TCP, at
+                        its link port's number (tools/vm/monitor.sh); no
+                        authentication: any local user can drive the qemu
       --link-buf BYTES  socket buffer of each end of the link (default:
                         8388608; 0: qemu's own socket with the host default,
                         which drops bursts when a guest is descheduled)
@@ -106,6 +109,7 @@ mtu=4200
 mem=""
 smp=1
 link_buf=8388608
+monitor=0
 grace=20
 ip4_a=192.168.77.1/24
 ip4_b=192.168.77.2/24
@@ -131,6 +135,7 @@ while [ $# -gt 0 ]; do
 	-m | --mem) mem=${2:?}; shift ;;
 	--smp) smp=${2:?}; shift ;;
 	--link-buf) link_buf=${2:?}; shift ;;
+	--monitor) monitor=1 ;;
 	--grace) grace=${2:?}; shift ;;
 	-e | --env) env_all+=("${2:?}"); shift ;;
 	--env-a) env_a+=("${2:?}"); shift ;;
@@ -237,7 +242,7 @@ port_busy() {
 
 # Two ports on 127.0.0.1 free for UDP and TCP, reserved (under a lock)
 # against parallel runs until this script exits: the link's two ends, and
-# the two qemus' monitors (tools/vm/monitor.sh) on the same numbers.
+# with --monitor the two qemus' monitors on the same numbers.
 reserve_ports() {
 	local p
 	mkdir -p "$portdir"
@@ -395,7 +400,11 @@ start_guest() {
 	# (ib_send_bw 64 B over rdma_rxe: the link stopped within 8 and 11
 	# two-second runs; with event_idx=off, 0 in 50; Documentation/benchmark.rst).
 	# SROCE_RIG_NIC_OPTS replaces these options ("" for qemu's defaults).
-	local nic_opts=${SROCE_RIG_NIC_OPTS-event_idx=off}
+	local nic_opts=${SROCE_RIG_NIC_OPTS-event_idx=off} mon=()
+	if [ "$monitor" = 1 ]; then
+		mon=(-monitor "tcp:127.0.0.1:${lport[$role]},server=on,wait=off")
+		echo "${lport[$role]}" >"$out/.rig/monitor-$role"
+	fi
 	local cmd=("${pre[@]}" qemu-system-x86_64 -name "rig-$role" -machine q35 -cpu max -smp "$smp" -m "$mem"
 		-nographic -no-reboot -nodefaults -serial stdio -bios qboot.rom
 		-kernel "${rkimg[$role]}" -initrd "${rinitrd[$role]}" -append "$append"
@@ -405,8 +414,7 @@ start_guest() {
 		"${modshare[@]}"
 		-netdev "$netdev"
 		-device "virtio-net-pci,id=nic0,netdev=n0,mac=${mac[$role]},romfile=${nic_opts:+,$nic_opts}"
-		-monitor "tcp:127.0.0.1:${lport[$role]},server=on,wait=off")
-	echo "${lport[$role]}" >"$out/.rig/monitor-$role"
+		"${mon[@]}")
 	printf '%q ' "${cmd[@]}" >"$out/.rig/qemu-$role.cmd"
 	"${cmd[@]}" </dev/null >"$out/console-$role.log" 2>&1 &
 	qpid[$role]=$!
