@@ -169,8 +169,8 @@ cpus=$(meta host_cpus)
 	echo
 	echo "Each cell: median over the rounds (± spread: max - min in % of the median)."
 	echo "Ratios divide medians: X/rxe is pair X against rxe-rxe, sroce/link is"
-	echo "sroce-sroce against iperf3 TCP on the same link (bandwidth) or against a UDP"
-	echo "ping-pong between the same guests (send_lat). For bandwidth and message"
+	echo "sroce-sroce against iperf3 TCP on the same link (bandwidth, CPU cost) or against"
+	echo "a UDP ping-pong between the same guests (send_lat). For bandwidth and message"
 	echo "rate higher is better; for latency and CPU cost lower is better."
 	echo "Guest a is the perftest server (responder), guest b the client (requester);"
 	echo "CPU cost: guest CPU seconds per GB through its interface, measured mid-transfer"
@@ -278,6 +278,9 @@ END {
 			split(tcp, g, SUBSEP)
 			tk = g[2] SUBSEP g[3] SUBSEP g[4]
 			row = row " " ratio("sroce-sroce", "link", k, tk) " |"
+		} else if (f[3] ~ /^(cpu|ksys)_/) {
+			# CPU per GB against iperf3 TCP on the same guest, same measure
+			row = row " " ratio("sroce-sroce", "link", k, "tcp" SUBSEP "0" SUBSEP f[3]) " |"
 		} else if (f[1] == "send_lat" && f[3] ~ /_us$/) {
 			# against the UDP ping-pong of the link itself
 			row = row " " ratio("sroce-sroce", "link", k, "udp_lat" SUBSEP "2" SUBSEP f[3]) " |"
