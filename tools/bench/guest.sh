@@ -237,7 +237,9 @@ perftest_cell() {
 	shift 3
 	cell_bw=0
 	case "$t" in *_bw*) cell_bw=1 ;; esac
-	args=("$@" -d "$DEV" -x "$GID" -F)
+	args=("$@" -d "$DEV" -F)
+	# rdma_cm picks the GID from the address it resolves.
+	[[ " $* " == *" -R "* ]] || args+=(-x "$GID")
 	if [ "$cell_bw" = 1 ]; then
 		more=(-D "$BENCH_DUR" -f 0)
 		lim=$((BENCH_DUR + 60))

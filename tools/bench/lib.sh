@@ -29,7 +29,7 @@
 
 # shellcheck disable=SC2034 # the BENCH_* variables are for the caller
 bench_plan_init() {
-	local sizes_w sizes_rs sizes_lat scale_qps="" reg_mib="" cm_conns="" s
+	local sizes_w sizes_rs sizes_lat sizes_cm="" scale_qps="" reg_mib="" cm_conns="" s
 	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
 	BENCH_LINK="tcp udp udp_lat"
 	case "${BENCH_MODE:-full}" in
@@ -40,6 +40,7 @@ bench_plan_init() {
 		sizes_w="64 256 1024 4096 16384 65536 262144 1048576"
 		sizes_rs="64 65536 1048576"
 		sizes_lat="131072 1048576"
+		sizes_cm="65536 131072 1048576"
 		scale_qps="1 64 512 4096"
 		reg_mib=1024
 		cm_conns=256
@@ -51,6 +52,7 @@ bench_plan_init() {
 		sizes_w="64 65536 1048576"
 		sizes_rs="65536"
 		sizes_lat="131072"
+		sizes_cm="131072"
 		scale_qps="1 512"
 		reg_mib=256
 		cm_conns=64
@@ -100,6 +102,10 @@ bench_plan_init() {
 		# Large messages: where a lost tail costs a local ACK timeout.
 		for s in $sizes_lat; do
 			BENCH_TESTS+="send_lat $s ib_send_lat -s $s"$'\n'
+		done
+		# The same over QPs that rdma_cm connected (its ACK timeout).
+		for s in $sizes_cm; do
+			BENCH_TESTS+="cm_lat $s ib_send_lat -R -s $s"$'\n'
 		done
 		# Many QPs: 64 KiB WRITEs, 128 outstanding in all.
 		for s in $scale_qps; do

@@ -214,7 +214,7 @@ function ratio(p, q, k1, k2) {
 	return sprintf("%.2f", med[p, k1] / med[q, k2])
 }
 function label(t, s, m) {
-	name = t
+	name = (t == "cm_lat" ? "send_lat -R (rdma_cm)" : t)
 	if (s > 0) {
 		if (s >= 1048576) name = name " " s / 1048576 " MiB"
 		else if (s >= 1024) name = name " " s / 1024 " KiB"
@@ -243,7 +243,7 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat write_lat read_lat tcp udp udp_lat", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat tcp udp udp_lat", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
 	nmo = split("bw_MiBps rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
@@ -286,6 +286,30 @@ END {
 			row = row " " ratio("sroce-sroce", "link", k, "udp_lat" SUBSEP "2" SUBSEP f[3]) " |"
 		} else row = row " |"
 		print row
+	}
+	# No cliff: the rdma_cm ping-pong per 64 KiB moved, size against size.
+	ncm = 0
+	for (o = 1; o <= nk; o++) {
+		split(ord[o], f, SUBSEP)
+		if (f[1] == "cm_lat" && f[3] == "typical_us") cms[++ncm] = f[2]
+	}
+	if (ncm > 1) {
+		print ""
+		print "send_lat -R (rdma_cm), typical latency per 64 KiB of message (flat: no cliff):"
+		print ""
+		h = "| size |"
+		sp = "| --- |"
+		for (i = 1; i <= np; i++) { h = h " " P[i] " |"; sp = sp " ---: |" }
+		print h
+		print sp
+		for (j = 1; j <= ncm; j++) {
+			k = "cm_lat" SUBSEP cms[j] SUBSEP "typical_us"
+			row = "| " cms[j] / 1024 " KiB |"
+			for (i = 1; i <= np; i++)
+				row = row " " ((P[i], k) in med ? \
+					sprintf("%.0f us", med[P[i], k] * 65536 / cms[j]) : "-") " |"
+			print row
+		}
 	}
 	print ""
 	print "The link itself (iperf3 and a UDP ping-pong, sroce-udp-lat, between the same guests):"
