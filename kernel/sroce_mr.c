@@ -195,7 +195,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access)
  *
  * Entry by entry, not with the page iterator (for_each_sgtable_page()):
  * its out-of-line step per page was a third of the time ibv_reg_mr of
- * 1 GiB spent in sroce (Documentation/benchmark.rst). ib_umem_get() builds
+ * 1 GiB spent in sroce (Documentation/architecture.rst). ib_umem_get() builds
  * the table from whole pages, so an entry is a run of contiguous pages.
  */
 static int sroce_mr_collect_pages(struct sroce_mr *mr)
