@@ -79,6 +79,8 @@ struct sroce_stats {
 	atomic64_t err_naks_sent;
 	atomic64_t duplicates;
 	atomic64_t flushes;		/* FLUSH requests executed */
+	atomic64_t busy_polls;		/* user CQ busy polls (sroce_cq.c) */
+	atomic64_t busy_poll_hits;	/* ... that saw a CQE arrive */
 	atomic64_t drops[SROCE_DROP_NUM];
 };
 
@@ -87,6 +89,7 @@ struct sroce_dev {
 	struct net_device *ndev;	/* held for the device's lifetime */
 	struct list_head list;		/* sroce_dev_list */
 	struct list_head rx_list;	/* receive path lookup (RCU) */
+	unsigned int napi_id;		/* of the last packet received; busy poll */
 	struct sroce_stats stats;
 
 	struct ib_device_attr attr;

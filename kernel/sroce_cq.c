@@ -7,8 +7,31 @@
  * by a store into the mapped uflags word (no system call, as siw does);
  * kernel consumers arm through req_notify_cq.
  */
+#include <net/busy_poll.h>
+
 #include "sroce_cq.h"
 #include "sroce_verbs.h"
+
+/*
+ * Busy polling. A user CQ is polled from its mapped ring, so a thread
+ * spinning on an empty CQ waits for the receive interrupt and softirq to
+ * fill it. With busy polling the provider, after a run of empty polls,
+ * enters the kernel (IB_USER_VERBS_CMD_POLL_CQ), which polls the netdev's
+ * receive queue from that thread until a CQE lands in this CQ, the time
+ * below passes or a signal comes: SO_BUSY_POLL for a CQ, for NICs whose
+ * interrupt moderation delays a packet. rxe has nothing like it. Off by
+ * default: on the test rig's virtio NIC it changed no latency
+ * (Documentation/architecture.rst has the numbers).
+ */
+static unsigned int sroce_busy_poll_us;
+module_param_named(busy_poll, sroce_busy_poll_us, uint, 0644);
+MODULE_PARM_DESC(busy_poll,
+		 "Microseconds a user spinning on an empty CQ may poll the netdev per system call, for CQs created while it is set (default 0: never)");
+
+static bool sroce_busy_poll_on(void)
+{
+	return IS_ENABLED(CONFIG_NET_RX_BUSY_POLL) && READ_ONCE(sroce_busy_poll_us);
+}
 
 static bool sroce_cq_user_arm_fires(struct sroce_cq *cq, bool solicited)
 {
@@ -144,6 +167,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	if (!cq->is_user)
 		cq->q.hdr->kflags = 0;
+	else if (sroce_busy_poll_on())
+		sroce_ring_kflags_set(cq->q.hdr, SROCE_CQ_F_BUSY_POLL);
 	/* The ring holds n; never report more than the device maximum. */
 	ibcq->cqe = min_t(u32, n, SROCE_MAX_CQE);
 
@@ -263,7 +288,56 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
 }
 
-/* Kernel consumers only: user CQs are polled from the mapped ring. */
+#ifdef CONFIG_NET_RX_BUSY_POLL
+/*
+ * Called with preemption off: only reads. The indices come from the
+ * mapped page, which user space can scribble on; they only end the loop.
+ */
+static bool sroce_cq_busy_poll_end(void *arg, unsigned long start)
+{
+	struct sroce_cq *cq = arg;
+	struct sroce_ring_hdr *hdr = cq->q.hdr;
+
+	return READ_ONCE(hdr->prod) != READ_ONCE(hdr->cons) ||
+	       signal_pending(current) ||
+	       time_after(busy_loop_current_time(),
+			  start + READ_ONCE(sroce_busy_poll_us));
+}
+
+static void sroce_cq_busy_poll(struct sroce_cq *cq)
+{
+	struct sroce_dev *sdev = to_sdev(cq->ibcq.device);
+	unsigned int napi_id = READ_ONCE(sdev->napi_id);
+	struct sroce_ring_hdr *hdr = cq->q.hdr;
+
+	atomic64_inc(&sdev->stats.busy_polls);
+	if (!napi_id)
+		return;	/* nothing received yet */
+	napi_busy_loop(napi_id, sroce_cq_busy_poll_end, cq, false,
+		       BUSY_POLL_BUDGET);
+	if (READ_ONCE(hdr->prod) != READ_ONCE(hdr->cons))
+		atomic64_inc(&sdev->stats.busy_poll_hits);
+}
+#else
+static void sroce_cq_busy_poll(struct sroce_cq *cq)
+{
+}
+#endif
+
+/*
+ * User CQs are polled from the mapped ring; POLL_CQ on one is the busy
+ * poll, which returns no completion (the CQEs stay in the ring).
+ */
+static int sroce_poll_user_cq(struct sroce_cq *cq)
+{
+	if (!sroce_busy_poll_on()) {
+		sroce_ring_kflags_clear(cq->q.hdr, SROCE_CQ_F_BUSY_POLL);
+		return 0;
+	}
+	sroce_cq_busy_poll(cq);
+	return 0;
+}
+
 int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
@@ -273,7 +347,7 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	int n = 0;
 
 	if (cq->is_user)
-		return -EINVAL;
+		return sroce_poll_user_cq(cq);
 	spin_lock_irqsave(&cq->poll_lock, flags);
 	hdr = cq->q.hdr;
 	cons = hdr->cons;

@@ -330,8 +330,10 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	/* POLL_CQ on a user CQ is the busy poll (sroce_cq.c). */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	/*
 	 * Unlike rxe, give the ib_device the netdev's parent, so that

@@ -12,6 +12,7 @@
  * call each other (rxe's completer schedules its requester task itself).
  */
 #include <linux/ipv6.h>
+#include <net/busy_poll.h>
 #include <net/udp.h>
 
 #include "sroce_engine.h"
@@ -94,6 +95,21 @@ static bool sroce_qp_accepts(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 }
 
 /*
+ * Busy polling (sroce_cq.c) polls the NAPI context that received the
+ * device's last packet. Written only when it changes, so a busy receive
+ * path does not keep dirtying the cache line.
+ */
+static void sroce_rcv_note_napi(struct sroce_dev *sdev,
+				const struct sk_buff *skb)
+{
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	if (skb->napi_id >= MIN_NAPI_ID &&
+	    READ_ONCE(sdev->napi_id) != skb->napi_id)
+		WRITE_ONCE(sdev->napi_id, skb->napi_id);
+#endif
+}
+
+/*
  * One RoCEv2 packet, skb->data at its UDP header. Consumes the skb.
  * Softirq context (or bh disabled, for loopback).
  */
@@ -136,6 +152,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!sroce_rcv_icrc_ok(skb, l3_len, len, skb->data[SROCE_UDP_HDR_BYTES],
 			       info->hdr_len))
 		goto drop;
+	sroce_rcv_note_napi(sdev, skb);
 	/* Parses the linear headers only; len bounds the payload. */
 	err = sroce_parse(skb->data + SROCE_UDP_HDR_BYTES,
 			  len - SROCE_UDP_HDR_BYTES, &pkt);

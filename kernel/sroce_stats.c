@@ -22,6 +22,8 @@ enum sroce_counter {
 	SROCE_CNT_ERR_NAKS_SENT,
 	SROCE_CNT_DUPLICATES,
 	SROCE_CNT_FLUSHES,
+	SROCE_CNT_BUSY_POLLS,
+	SROCE_CNT_BUSY_POLL_HITS,
 	SROCE_CNT_DROPS,	/* first of SROCE_DROP_NUM - 1 drop counters */
 };
 
@@ -44,6 +46,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_ERR_NAKS_SENT] = { .name = "err_naks_sent" },
 	[SROCE_CNT_DUPLICATES] = { .name = "duplicates" },
 	[SROCE_CNT_FLUSHES] = { .name = "flushes" },
+	[SROCE_CNT_BUSY_POLLS] = { .name = "busy_polls" },
+	[SROCE_CNT_BUSY_POLL_HITS] = { .name = "busy_poll_hits" },
 	[SROCE_CNT_DROPS + SROCE_DROP_SHORT - 1] = { .name = "drop_short" },
 	[SROCE_CNT_DROPS + SROCE_DROP_BAD_TVER - 1] = { .name = "drop_bad_tver" },
 	[SROCE_CNT_DROPS + SROCE_DROP_BAD_OPCODE - 1] = { .name = "drop_bad_opcode" },
@@ -97,6 +101,8 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	v[SROCE_CNT_ERR_NAKS_SENT] = atomic64_read(&st->err_naks_sent);
 	v[SROCE_CNT_DUPLICATES] = atomic64_read(&st->duplicates);
 	v[SROCE_CNT_FLUSHES] = atomic64_read(&st->flushes);
+	v[SROCE_CNT_BUSY_POLLS] = atomic64_read(&st->busy_polls);
+	v[SROCE_CNT_BUSY_POLL_HITS] = atomic64_read(&st->busy_poll_hits);
 	for (i = 1; i < SROCE_DROP_NUM; i++)
 		v[SROCE_CNT_DROPS + i - 1] = atomic64_read(&st->drops[i]);
 	return SROCE_NUM_COUNTERS;

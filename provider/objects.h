@@ -83,6 +83,9 @@ struct Cq {
 	/* Extended polling (ibv_start_poll): the entry being read, a private copy. */
 	sroce_cqe cur{};
 	bool cur_valid = false;
+	/* Empty polls (relaxed atomic), and whether the busy poll command failed. */
+	uint32_t empty_polls = 0;
+	bool busy_poll_failed = false;
 };
 
 /* A work queue the provider produces into: SQ, RQ or SRQ. */

@@ -9,6 +9,7 @@
 
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace sroce
 {
@@ -173,9 +174,41 @@ void cq_arm(const Ring &ring, bool solicited_only)
 	full_fence();
 }
 
+bool cq_empty_poll(Cq &cq)
+{
+	struct {
+		ib_uverbs_cmd_hdr hdr;
+		ib_uverbs_poll_cq body;
+	} cmd{};
+	/* Room for the one entry asked for, never filled. */
+	alignas(8) uint8_t resp[sizeof(ib_uverbs_poll_cq_resp) + sizeof(ib_uverbs_wc)] = {};
+
+	if (__atomic_add_fetch(&cq.empty_polls, 1, __ATOMIC_RELAXED) % CQ_BUSY_POLL_AFTER)
+		return false;
+	if (!(cq.cq.ring.load_kflags() & SROCE_CQ_F_BUSY_POLL) ||
+	    __atomic_load_n(&cq.busy_poll_failed, __ATOMIC_RELAXED))
+		return false;
+	cmd.hdr.command = IB_USER_VERBS_CMD_POLL_CQ;
+	cmd.hdr.in_words = sizeof(cmd) / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.body.response = uintptr_t(resp);
+	cmd.body.cq_handle = cq.vcq.cq.handle;
+	cmd.body.ne = 1;
+	if (write(cq.vcq.cq.context->cmd_fd, &cmd, sizeof(cmd)) == ssize_t(sizeof(cmd)))
+		return true;
+	/* A kernel that refuses the command once will not take it later. */
+	__atomic_store_n(&cq.busy_poll_failed, true, __ATOMIC_RELAXED);
+	return false;
+}
+
 int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc)
 {
-	return cq_poll(*to_cq(ibcq), num_entries, wc);
+	Cq &cq = *to_cq(ibcq);
+	int n = cq_poll(cq, num_entries, wc);
+
+	if (n == 0 && cq_empty_poll(cq))
+		n = cq_poll(cq, num_entries, wc);
+	return n;
 }
 
 int req_notify_cq(ibv_cq *ibcq, int solicited_only)
@@ -227,11 +260,15 @@ int ex_start_poll(ibv_cq_ex *cq_ex, ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
-	cq.lock.lock();
-	err = cq.cq.ring.present() ? ex_read_current(cq, cq_ex) : EIO;
-	if (err)
+	for (bool again = true;; again = false) {
+		cq.lock.lock();
+		err = cq.cq.ring.present() ? ex_read_current(cq, cq_ex) : EIO;
+		if (!err)
+			return 0;
 		cq.lock.unlock(); /* the caller must not call end_poll now */
-	return err;
+		if (err != ENOENT || !again || !cq_empty_poll(cq))
+			return err;
+	}
 }
 
 int ex_next_poll(ibv_cq_ex *cq_ex)

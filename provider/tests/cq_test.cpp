@@ -7,6 +7,8 @@
 #include "fake_ring.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -231,6 +233,121 @@ TEST_F(PollTest, CqWithoutRingFailsToPoll)
 	cq_->cq.ring = sroce::Ring{};
 	EXPECT_EQ(poll(1, wc), -1);
 	EXPECT_EQ(sroce::req_notify_cq(&cq_->vcq.cq, 0), EIO);
+}
+
+/* ---- Busy polling ------------------------------------------------------- */
+
+/* The CQ's command fd is a pipe: each busy poll is one command in it. */
+class BusyPollTest : public PollTest
+{
+      protected:
+	BusyPollTest()
+	{
+		EXPECT_EQ(pipe2(fds_, O_NONBLOCK), 0);
+		ctx_.cmd_fd = fds_[1];
+		cq_->vcq.cq.context = &ctx_;
+		cq_->vcq.cq.handle = 77;
+	}
+	~BusyPollTest() override
+	{
+		close(fds_[0]);
+		close(fds_[1]);
+	}
+
+	/* The commands written since the last call; checks each one. */
+	unsigned commands()
+	{
+		struct {
+			ib_uverbs_cmd_hdr hdr;
+			ib_uverbs_poll_cq body;
+		} cmd;
+		unsigned n = 0;
+
+		while (read(fds_[0], &cmd, sizeof(cmd)) == ssize_t(sizeof(cmd))) {
+			EXPECT_EQ(cmd.hdr.command, unsigned(IB_USER_VERBS_CMD_POLL_CQ));
+			EXPECT_EQ(cmd.hdr.in_words * 4u, sizeof(cmd));
+			EXPECT_GE(cmd.hdr.out_words * 4u,
+			          sizeof(ib_uverbs_poll_cq_resp) + sizeof(ib_uverbs_wc));
+			EXPECT_EQ(cmd.body.cq_handle, 77u);
+			EXPECT_EQ(cmd.body.ne, 1u);
+			EXPECT_NE(cmd.body.response, 0u);
+			n++;
+		}
+		return n;
+	}
+
+	ibv_context ctx_{};
+	int fds_[2] = {-1, -1};
+};
+
+TEST_F(BusyPollTest, NeverEntersTheKernelUnlessTheKernelOffersIt)
+{
+	ibv_wc wc[1];
+
+	for (uint32_t i = 0; i < 4 * sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(poll(1, wc), 0);
+	EXPECT_EQ(commands(), 0u);
+}
+
+TEST_F(BusyPollTest, EveryNthEmptyPollEntersTheKernelOnce)
+{
+	ibv_wc wc[1];
+
+	ring_.set_kflags(SROCE_CQ_F_BUSY_POLL);
+	for (uint32_t i = 0; i + 1 < sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(poll(1, wc), 0);
+	EXPECT_EQ(commands(), 0u);
+	EXPECT_EQ(poll(1, wc), 0);
+	EXPECT_EQ(commands(), 1u);
+	for (uint32_t i = 0; i < 2 * sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(poll(1, wc), 0);
+	EXPECT_EQ(commands(), 2u);
+}
+
+TEST_F(BusyPollTest, PollsThatFindCompletionsDoNotCount)
+{
+	ibv_wc wc[1];
+
+	ring_.set_kflags(SROCE_CQ_F_BUSY_POLL);
+	for (uint32_t i = 0; i < 4 * sroce::CQ_BUSY_POLL_AFTER; i++) {
+		produce(cqe(i));
+		ASSERT_EQ(poll(1, wc), 1);
+		EXPECT_EQ(wc[0].wr_id, i);
+	}
+	EXPECT_EQ(commands(), 0u);
+}
+
+TEST_F(BusyPollTest, ExtendedPollingBusyPollsToo)
+{
+	sroce::cq_ex_set_ops(&cq_->vcq.cq_ex, IBV_WC_STANDARD_FLAGS);
+	ibv_poll_cq_attr attr{};
+
+	ring_.set_kflags(SROCE_CQ_F_BUSY_POLL);
+	for (uint32_t i = 0; i < sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(ibv_start_poll(&cq_->vcq.cq_ex, &attr), ENOENT);
+	EXPECT_EQ(commands(), 1u);
+	produce(cqe(5));
+	ASSERT_EQ(ibv_start_poll(&cq_->vcq.cq_ex, &attr), 0);
+	EXPECT_EQ(cq_->vcq.cq_ex.wr_id, 5u);
+	ibv_end_poll(&cq_->vcq.cq_ex);
+}
+
+/* A failed command costs nothing but the busy poll, and is not tried again. */
+TEST_F(BusyPollTest, AFailedCommandStillReadsTheRingAndIsNotRepeated)
+{
+	ibv_wc wc[1];
+
+	ctx_.cmd_fd = -1; /* EBADF */
+	ring_.set_kflags(SROCE_CQ_F_BUSY_POLL);
+	for (uint32_t i = 0; i < sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(poll(1, wc), 0);
+	produce(cqe(9));
+	ASSERT_EQ(poll(1, wc), 1);
+	EXPECT_EQ(wc[0].wr_id, 9u);
+	ctx_.cmd_fd = fds_[1];
+	for (uint32_t i = 0; i < 4 * sroce::CQ_BUSY_POLL_AFTER; i++)
+		EXPECT_EQ(poll(1, wc), 0);
+	EXPECT_EQ(commands(), 0u);
 }
 
 /* ---- Extended polling ----------------------------------------------------- */

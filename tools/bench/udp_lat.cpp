@@ -49,6 +49,39 @@ void fill(std::vector<unsigned char> &buf, unsigned long round)
 		buf[i] = static_cast<unsigned char>(round * 131 + i * 7);
 }
 
+/*
+ * SROCE_UDP_BUSY_POLL=US sets SO_BUSY_POLL on the socket (and
+ * SROCE_UDP_PREFER_BUSY_POLL=1 SO_PREFER_BUSY_POLL): each empty recvfrom
+ * then polls the netdev's receive queue once, the socket counterpart of
+ * the provider's busy poll (Documentation/architecture.rst).
+ */
+bool set_busy_poll(int fd)
+{
+	const char *us = std::getenv("SROCE_UDP_BUSY_POLL");
+	const char *prefer = std::getenv("SROCE_UDP_PREFER_BUSY_POLL");
+	unsigned long v;
+
+	if (us && *us) {
+		if (!parse_uint_into(us, 0, 1000000, &v, 10)) {
+			std::fprintf(stderr, "udp-lat: bad SROCE_UDP_BUSY_POLL %s\n", us);
+			return false;
+		}
+		int val = static_cast<int>(v);
+		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &val, sizeof(val))) {
+			std::perror("udp-lat: SO_BUSY_POLL");
+			return false;
+		}
+	}
+	if (prefer && !std::strcmp(prefer, "1")) {
+		int one = 1;
+		if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one))) {
+			std::perror("udp-lat: SO_PREFER_BUSY_POLL");
+			return false;
+		}
+	}
+	return true;
+}
+
 // Receive one datagram of exactly buf.size() bytes; false on error/timeout.
 bool recv_one(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
 {
@@ -88,6 +121,8 @@ int server(unsigned long port, unsigned long iters, unsigned long size)
 		std::perror("udp-lat: socket");
 		return 1;
 	}
+	if (!set_busy_poll(fd))
+		return 1;
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons(static_cast<uint16_t>(port));
 	addr.sin_addr.s_addr = htonl(INADDR_ANY);
@@ -122,6 +157,8 @@ int client(const char *host, unsigned long port, unsigned long iters, unsigned l
 		std::perror("udp-lat: socket");
 		return 1;
 	}
+	if (!set_busy_poll(fd))
+		return 1;
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons(static_cast<uint16_t>(port));
 	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {

@@ -49,6 +49,12 @@
  * barrier, the kernel reads uflags and, when the CQE satisfies the arm
  * request, clears it with a compare-and-exchange and signals the completion
  * channel.
+ *
+ * Busy polling (CQ): while SROCE_CQ_F_BUSY_POLL is set in a CQ's kflags, a
+ * provider that keeps finding the CQ empty may enter the kernel with
+ * IB_USER_VERBS_CMD_POLL_CQ for one entry; the kernel then polls the
+ * netdev's receive queue itself until a CQE is published (it is read from
+ * the ring as usual) or a time limit passes.
  */
 #ifndef SROCE_ABI_USER_H
 #define SROCE_ABI_USER_H
@@ -81,6 +87,14 @@ struct sroce_ring_hdr {
 #define SROCE_SQ_NEED_WAKEUP		(1U << 0)
 /* kflags of a completion queue */
 #define SROCE_CQ_F_OVERFLOW		(1U << 0)
+/*
+ * The kernel busy-polls the network for this CQ: after a run of empty
+ * polls the provider may enter the kernel with IB_USER_VERBS_CMD_POLL_CQ
+ * (ne 1), which returns no work completion (count 0) once a CQE is in the
+ * ring or the module's busy_poll time has passed. Cleared when busy
+ * polling is turned off.
+ */
+#define SROCE_CQ_F_BUSY_POLL		(1U << 2)
 /*
  * kflags of an SQ and RQ: the QP is in the error state. WQEs posted now
  * are completed with IB_WC_WR_FLUSH_ERR when user space enters the kernel
