@@ -84,9 +84,13 @@ struct sroce_stats {
 	atomic64_t drops[SROCE_DROP_NUM];
 };
 
+struct sroce_socks;
+
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;	/* held for the device's lifetime */
+	struct sroce_socks *socks;	/* its namespace's sockets (sroce_net.c) */
+	struct net *net;		/* ... that namespace; only compared */
 	struct list_head list;		/* sroce_dev_list */
 	struct list_head rx_list;	/* receive path lookup (RCU) */
 	unsigned int napi_id;		/* of the last packet received; busy poll */

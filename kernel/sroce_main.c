@@ -8,6 +8,7 @@
 #include <linux/if_arp.h>
 #include <linux/etherdevice.h>
 #include <net/addrconf.h>
+#include <net/net_namespace.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce_verbs.h"
@@ -435,29 +436,50 @@ static struct notifier_block sroce_netdev_nb = {
 };
 
 /*
- * Unregister every device. A device whose unregistration the core already
- * queued (its netdev went away) stays listed until its dealloc_driver has
- * run; ib_unregister_device() on it waits for that to finish.
+ * Unregister every device, or those of namespace @net. A device whose
+ * unregistration the core already queued (its netdev went away) stays
+ * listed until its dealloc_driver has run; ib_unregister_device() on it
+ * waits for that to finish.
  */
-static void sroce_unregister_all(void)
+static void sroce_unregister_devices(struct net *net)
 {
-	struct sroce_dev *sdev;
+	struct sroce_dev *sdev, *found;
 
 	for (;;) {
+		found = NULL;
 		mutex_lock(&sroce_dev_lock);
-		sdev = list_first_entry_or_null(&sroce_dev_list,
-						struct sroce_dev, list);
-		if (sdev)
-			get_device(&sdev->ibdev.dev);
+		list_for_each_entry(sdev, &sroce_dev_list, list) {
+			if (!net || net_eq(sdev->net, net)) {
+				get_device(&sdev->ibdev.dev);
+				found = sdev;
+				break;
+			}
+		}
 		mutex_unlock(&sroce_dev_lock);
-		if (!sdev)
+		if (!found)
 			break;
-		ib_unregister_device(&sdev->ibdev);
-		put_device(&sdev->ibdev.dev);
+		ib_unregister_device(&found->ibdev);
+		put_device(&found->ibdev.dev);
 		/* Let a concurrent dealloc_driver reach its list_del. */
 		cond_resched();
 	}
 }
+
+/*
+ * A namespace going away. Its netdevs are already unregistered or moved to
+ * init_net (the core runs device exits before subsystem exits), which
+ * queued the unregistration of their sroce devices; finish those here, so
+ * that the last of them closes the namespace's sockets before the
+ * namespace is freed.
+ */
+static void sroce_net_ns_exit(struct net *net)
+{
+	sroce_unregister_devices(net);
+}
+
+static struct pernet_operations sroce_net_ops = {
+	.exit = sroce_net_ns_exit,
+};
 
 static int __init sroce_module_init(void)
 {
@@ -468,13 +490,18 @@ static int __init sroce_module_init(void)
 		return -ENOMEM;
 	/* Received packets go to the receive dispatch (sroce_recv.c). */
 	sroce_net_init(sroce_rcv);
-	err = register_netdevice_notifier(&sroce_netdev_nb);
+	err = register_pernet_subsys(&sroce_net_ops);
 	if (err)
 		goto err_net;
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		goto err_pernet;
 	rdma_link_register(&sroce_link_ops);
 	pr_info("sroce: loaded (ABI %u)\n", SROCE_UVERBS_ABI_VERSION);
 	return 0;
 
+err_pernet:
+	unregister_pernet_subsys(&sroce_net_ops);
 err_net:
 	sroce_net_exit();
 	destroy_workqueue(sroce_wq);
@@ -493,7 +520,8 @@ static void __exit sroce_module_exit(void)
 	sroce_exiting = true;
 	mutex_unlock(&sroce_dev_lock);
 	unregister_netdevice_notifier(&sroce_netdev_nb);
-	sroce_unregister_all();
+	sroce_unregister_devices(NULL);
+	unregister_pernet_subsys(&sroce_net_ops);
 	sroce_net_exit();
 	destroy_workqueue(sroce_wq);
 	pr_info("sroce: unloaded\n");

@@ -16,9 +16,12 @@
  * sroce_recv.c), as loopback does. This file calls no engine: it is the
  * bottom of the data path, and the engines call down into it.
  *
- * sroce opens its sockets when the first device is created and closes them
- * with the last one, so that sroce.ko can be loaded on a host that runs
- * rxe (only one of them can own port 4791 at a time).
+ * Sockets, routes and local delivery live in the network namespace of the
+ * device's netdev: each namespace with an sroce device has its own pair of
+ * sockets (IPv4, IPv6), opened with its first device and closed with its
+ * last, so that sroce.ko can be loaded on a host that runs rxe (only one of
+ * them can own port 4791 in a namespace). rxe's sockets and routes are
+ * init_net's only, which is why it cannot serve a netdev in a container.
  */
 #include <linux/if_vlan.h>
 #include <net/udp_tunnel.h>
@@ -31,14 +34,21 @@
 #include "sroce_net.h"
 #include "proto/sroce_icrc.h"
 
+/*
+ * One namespace's sockets. Kernel sockets hold no reference on their
+ * namespace: the namespace's exit (sroce_main.c) unregisters its devices,
+ * and the last one closes the pair, before the namespace is freed.
+ */
 struct sroce_socks {
+	struct list_head list;		/* sroce_socks_list */
+	struct net *net;
 	struct socket *sk4;
 	struct socket *sk6;
 	unsigned int users;
 };
 
-static struct sroce_socks sroce_socks;
-static DEFINE_MUTEX(sroce_socks_lock);
+static LIST_HEAD(sroce_socks_list);
+static DEFINE_MUTEX(sroce_socks_lock);	/* the list and users */
 
 /*
  * Where received packets go (sroce_net_init()): set once at module load,
@@ -251,7 +261,7 @@ static struct rtable *sroce_route4(struct sroce_dev *sdev,
 		if (rt)
 			return rt;
 	}
-	rt = ip_route_output_key(&init_net, &fl);
+	rt = ip_route_output_key(sdev->socks->net, &fl);
 	if (IS_ERR(rt))
 		return rt;
 	if (cache)
@@ -320,10 +330,12 @@ static void sroce_hdr6(struct sk_buff *skb, const struct sroce_xmit_addr *xa,
  * software, unless the device does fraglist GSO itself) only unchains them
  * (skb_segment_list()) and rewrites the IP total length and ID with the
  * values they already hold, so the wire carries exactly the packets built
- * here, UDP checksum 0 as rxe sends them. The point is the driver: it gets
- * the run as one list with xmit_more set, and a virtio NIC is kicked once
- * per burst instead of once per packet (rxe sends every packet on its own;
- * the kick was a quarter of sroce's sending cost, Documentation/bench).
+ * here, UDP checksum 0 as rxe sends them (a device that would pass the
+ * burst on whole gets the packets one by one, sroce_xmit_next()). The
+ * point is the driver: it gets the run as one list with xmit_more set,
+ * and a virtio NIC is kicked once per burst instead of once per packet
+ * (rxe sends every packet on its own; the kick was a quarter of sroce's
+ * sending cost, Documentation/bench).
  * The head must be the longest packet: the stack checks gso_size (the
  * head's UDP payload) against the MTU for all of them.
  */
@@ -354,6 +366,24 @@ static struct sk_buff *sroce_gso_chain(struct sk_buff_head *run,
 	return head;
 }
 
+/*
+ * The next skb of @run for the IP stack: the run as one burst, or one
+ * packet when @dev takes fraglist GSO skbs as they are
+ * (NETIF_F_GSO_FRAGLIST: veth, bridges, VLAN and other software devices).
+ * Those hand a burst on unsegmented, into another namespace for one, where
+ * the IP layer believes the head's total length and trims the rest of the
+ * burst away (sroce_ctrl_netns.sh). A physical or virtio NIC segments it
+ * before the wire. @run must not be empty.
+ */
+static struct sk_buff *sroce_xmit_next(struct sk_buff_head *run,
+				       const struct net_device *dev,
+				       unsigned int l3_len)
+{
+	if (dev->features & NETIF_F_GSO_FRAGLIST)
+		return __skb_dequeue(run);
+	return sroce_gso_chain(run, l3_len);
+}
+
 static int sroce_xmit4(struct sroce_dev *sdev, struct dst_cache *cache,
 		       const struct sroce_xmit_addr *xa,
 		       struct sk_buff_head *run)
@@ -361,6 +391,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, struct dst_cache *cache,
 	__be32 saddr, daddr;
 	struct sk_buff *skb;
 	struct rtable *rt;
+	int ret = 0, err;
 	u16 id = 0;
 
 	memcpy(&saddr, xa->sgid + 12, 4);
@@ -379,10 +410,16 @@ static int sroce_xmit4(struct sroce_dev *sdev, struct dst_cache *cache,
 			sroce_loopback(sdev, skb, sizeof(struct iphdr));
 		return 0;
 	}
-	skb = sroce_gso_chain(run, sizeof(struct iphdr));
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb_dst_set(skb, &rt->dst);
-	return ip_local_out(&init_net, NULL, skb);
+	while (!skb_queue_empty(run)) {
+		skb = sroce_xmit_next(run, rt->dst.dev, sizeof(struct iphdr));
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		skb_dst_set(skb, dst_clone(&rt->dst));
+		err = ip_local_out(sdev->socks->net, NULL, skb);
+		if (!ret)
+			ret = err;
+	}
+	ip_rt_put(rt);
+	return ret;
 }
 
 static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
@@ -395,8 +432,9 @@ static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
 	};
 	struct dst_entry *dst = NULL;
 	struct sk_buff *skb;
+	int ret = 0, err;
 
-	if (!IS_ENABLED(CONFIG_IPV6) || !sroce_socks.sk6) {
+	if (!IS_ENABLED(CONFIG_IPV6) || !sdev->socks->sk6) {
 		__skb_queue_purge(run);
 		return -EAFNOSUPPORT;
 	}
@@ -405,8 +443,8 @@ static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
 	if (cache)
 		dst = dst_cache_get_ip6(cache, &fl.saddr);
 	if (!dst) {
-		dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net,
-						      sroce_socks.sk6->sk,
+		dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->socks->net,
+						      sdev->socks->sk6->sk,
 						      &fl, NULL);
 		if (IS_ERR(dst)) {
 			__skb_queue_purge(run);
@@ -424,10 +462,16 @@ static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
 			sroce_loopback(sdev, skb, sizeof(struct ipv6hdr));
 		return 0;
 	}
-	skb = sroce_gso_chain(run, sizeof(struct ipv6hdr));
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb_dst_set(skb, dst);
-	return ip6_local_out(&init_net, NULL, skb);
+	while (!skb_queue_empty(run)) {
+		skb = sroce_xmit_next(run, dst->dev, sizeof(struct ipv6hdr));
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		skb_dst_set(skb, dst_clone(dst));
+		err = ip6_local_out(sdev->socks->net, NULL, skb);
+		if (!ret)
+			ret = err;
+	}
+	dst_release(dst);
+	return ret;
 }
 
 static bool sroce_tx_gso = true;
@@ -535,7 +579,7 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  * Sockets and device registration with the receive path
  */
 
-static struct socket *sroce_udp_sock(bool ipv6)
+static struct socket *sroce_udp_sock(struct net *net, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tnl = {
 		.encap_type = 1,
@@ -553,75 +597,104 @@ static struct socket *sroce_udp_sock(bool ipv6)
 	} else {
 		cfg.family = AF_INET;
 	}
-	err = udp_sock_create(&init_net, &cfg, &sock);
+	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tnl);
+	setup_udp_tunnel_sock(net, sock, &tnl);
 	return sock;
 }
 
-static void sroce_socks_release(void)
+static void sroce_socks_release(struct sroce_socks *socks)
 {
-	if (sroce_socks.sk6)
-		udp_tunnel_sock_release(sroce_socks.sk6);
-	if (sroce_socks.sk4)
-		udp_tunnel_sock_release(sroce_socks.sk4);
-	sroce_socks.sk6 = NULL;
-	sroce_socks.sk4 = NULL;
+	if (socks->sk6)
+		udp_tunnel_sock_release(socks->sk6);
+	if (socks->sk4)
+		udp_tunnel_sock_release(socks->sk4);
+	kfree(socks);
 }
 
-static int sroce_socks_open(void)
+static struct sroce_socks *sroce_socks_open(struct net *net)
 {
+	struct sroce_socks *socks;
 	struct socket *sock;
 
-	sock = sroce_udp_sock(false);
+	socks = kzalloc(sizeof(*socks), GFP_KERNEL);
+	if (!socks)
+		return ERR_PTR(-ENOMEM);
+	socks->net = net;
+	sock = sroce_udp_sock(net, false);
 	if (IS_ERR(sock)) {
 		pr_err("sroce: cannot open UDP port %u (is rdma_rxe loaded?): %ld\n",
 		       SROCE_UDP_PORT, PTR_ERR(sock));
-		return PTR_ERR(sock);
+		kfree(socks);
+		return ERR_CAST(sock);
 	}
-	sroce_socks.sk4 = sock;
+	socks->sk4 = sock;
 
 	if (IS_ENABLED(CONFIG_IPV6)) {
-		sock = sroce_udp_sock(true);
+		sock = sroce_udp_sock(net, true);
 		/* IPv6 may be disabled at boot: carry on with IPv4 only. */
 		if (IS_ERR(sock) && PTR_ERR(sock) != -EAFNOSUPPORT) {
-			sroce_socks_release();
-			return PTR_ERR(sock);
+			sroce_socks_release(socks);
+			return ERR_CAST(sock);
 		}
 		if (!IS_ERR(sock))
-			sroce_socks.sk6 = sock;
+			socks->sk6 = sock;
 	}
-	return 0;
+	return socks;
+}
+
+/* The sockets of @net, opened if it has none; sroce_socks_lock held. */
+static struct sroce_socks *sroce_socks_get(struct net *net)
+{
+	struct sroce_socks *socks;
+
+	list_for_each_entry(socks, &sroce_socks_list, list) {
+		if (net_eq(socks->net, net)) {
+			socks->users++;
+			return socks;
+		}
+	}
+	socks = sroce_socks_open(net);
+	if (IS_ERR(socks))
+		return socks;
+	socks->users = 1;
+	list_add_tail(&socks->list, &sroce_socks_list);
+	return socks;
 }
 
 int sroce_net_dev_init(struct sroce_dev *sdev)
 {
-	int err = 0;
+	struct sroce_socks *socks;
 
 	mutex_lock(&sroce_socks_lock);
-	if (!sroce_socks.users)
-		err = sroce_socks_open();
-	if (!err) {
-		sroce_socks.users++;
+	socks = sroce_socks_get(dev_net(sdev->ndev));
+	if (!IS_ERR(socks)) {
+		sdev->socks = socks;
+		sdev->net = socks->net;
 		spin_lock_bh(&sroce_rx_lock);
 		list_add_tail_rcu(&sdev->rx_list, &sroce_rx_list);
 		spin_unlock_bh(&sroce_rx_lock);
 	}
 	mutex_unlock(&sroce_socks_lock);
-	return err;
+	return PTR_ERR_OR_ZERO(socks);
 }
 
 void sroce_net_dev_cleanup(struct sroce_dev *sdev)
 {
+	struct sroce_socks *socks = sdev->socks;
+
 	mutex_lock(&sroce_socks_lock);
 	spin_lock_bh(&sroce_rx_lock);
 	list_del_rcu(&sdev->rx_list);
 	spin_unlock_bh(&sroce_rx_lock);
 	/* No receive path may still look at the device once it is freed. */
 	synchronize_net();
-	if (!WARN_ON(!sroce_socks.users) && !--sroce_socks.users)
-		sroce_socks_release();
+	sdev->socks = NULL;
+	if (!WARN_ON(!socks->users) && !--socks->users) {
+		list_del(&socks->list);
+		sroce_socks_release(socks);
+	}
 	mutex_unlock(&sroce_socks_lock);
 }
 
@@ -632,7 +705,7 @@ void sroce_net_init(void (*rcv)(struct sroce_dev *sdev, struct sk_buff *skb))
 
 void sroce_net_exit(void)
 {
-	WARN_ON(sroce_socks.users);
+	WARN_ON(!list_empty(&sroce_socks_list));
 	/* Packets still queued keep their own page references. */
 	sroce_frag_cache_free();
 }
