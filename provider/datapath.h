@@ -157,8 +157,8 @@ void cqe_to_wc(const sroce_cqe &cqe, ibv_wc *wc);
 int cq_poll(Cq &cq, int num_entries, ibv_wc *wc);
 
 /*
- * Busy polling (sroce-abi.h): counts an empty poll of @cq and, on every
- * CQ_BUSY_POLL_AFTER-th one while the kernel offers it, has the kernel
+ * Busy polling (sroce-abi.h): while the kernel offers it, counts an empty
+ * poll of @cq and, on every CQ_BUSY_POLL_AFTER-th one, has the kernel
  * poll the network for @cq (IB_USER_VERBS_CMD_POLL_CQ). True when it did:
  * the caller then reads the ring again. After a failed command it never
  * tries again for this CQ.

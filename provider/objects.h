@@ -83,7 +83,7 @@ struct Cq {
 	/* Extended polling (ibv_start_poll): the entry being read, a private copy. */
 	sroce_cqe cur{};
 	bool cur_valid = false;
-	/* Empty polls (relaxed atomic), and whether the busy poll command failed. */
+	/* Empty polls while busy polling is offered, and whether its command failed. */
 	uint32_t empty_polls = 0;
 	bool busy_poll_failed = false;
 };

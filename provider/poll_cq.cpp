@@ -174,7 +174,11 @@ void cq_arm(const Ring &ring, bool solicited_only)
 	full_fence();
 }
 
-bool cq_empty_poll(Cq &cq)
+namespace
+{
+
+/* The busy poll command (sroce-abi.h); false if the kernel refused it. */
+bool cq_busy_poll_cmd(const ibv_cq &ibcq)
 {
 	struct {
 		ib_uverbs_cmd_hdr hdr;
@@ -183,18 +187,35 @@ bool cq_empty_poll(Cq &cq)
 	/* Room for the one entry asked for, never filled. */
 	alignas(8) uint8_t resp[sizeof(ib_uverbs_poll_cq_resp) + sizeof(ib_uverbs_wc)] = {};
 
-	if (__atomic_add_fetch(&cq.empty_polls, 1, __ATOMIC_RELAXED) % CQ_BUSY_POLL_AFTER)
-		return false;
-	if (!(cq.cq.ring.load_kflags() & SROCE_CQ_F_BUSY_POLL) ||
-	    __atomic_load_n(&cq.busy_poll_failed, __ATOMIC_RELAXED))
-		return false;
 	cmd.hdr.command = IB_USER_VERBS_CMD_POLL_CQ;
 	cmd.hdr.in_words = sizeof(cmd) / 4;
 	cmd.hdr.out_words = sizeof(resp) / 4;
 	cmd.body.response = uintptr_t(resp);
-	cmd.body.cq_handle = cq.vcq.cq.handle;
+	cmd.body.cq_handle = ibcq.handle;
 	cmd.body.ne = 1;
-	if (write(cq.vcq.cq.context->cmd_fd, &cmd, sizeof(cmd)) == ssize_t(sizeof(cmd)))
+	return write(ibcq.context->cmd_fd, &cmd, sizeof(cmd)) == ssize_t(sizeof(cmd));
+}
+
+} /* namespace */
+
+/*
+ * On the poll path: with busy polling off (the default) an empty poll
+ * costs one load of kflags. The count is a relaxed load and store, not a
+ * read-modify-write: threads polling one CQ may lose counts, which only
+ * delays a busy poll.
+ */
+bool cq_empty_poll(Cq &cq)
+{
+	uint32_t n;
+
+	if (!(cq.cq.ring.load_kflags() & SROCE_CQ_F_BUSY_POLL) ||
+	    __atomic_load_n(&cq.busy_poll_failed, __ATOMIC_RELAXED))
+		return false;
+	n = __atomic_load_n(&cq.empty_polls, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&cq.empty_polls, n, __ATOMIC_RELAXED);
+	if (n % CQ_BUSY_POLL_AFTER)
+		return false;
+	if (cq_busy_poll_cmd(cq.vcq.cq))
 		return true;
 	/* A kernel that refuses the command once will not take it later. */
 	__atomic_store_n(&cq.busy_poll_failed, true, __ATOMIC_RELAXED);
