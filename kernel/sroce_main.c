@@ -185,11 +185,41 @@ static void sroce_disassociate_ucontext(struct ib_ucontext *uctx)
 {
 }
 
+/*
+ * The core adds GIDs for the addresses of every upper device of the link's
+ * netdev: a macvlan or VLAN device moved into a container's namespace
+ * too. This device routes and receives in its own namespace only, so it
+ * cannot serve those; listed, they would also draw rdma_cm (shared netns
+ * mode) to it instead of the device made in the container for that
+ * macvlan. Refuse them (rxe takes them, and cannot serve them either).
+ * The core logs each refusal ("GID add failed").
+ */
+static int sroce_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct sroce_dev *sdev = to_sdev(attr->device);
+	struct net_device *ndev;
+	int err = 0;
+
+	/* Not in the table yet: rdma_read_gid_attr_ndev_rcu() refuses it. */
+	rcu_read_lock();
+	ndev = rcu_dereference(attr->ndev);
+	if (ndev && !net_eq(dev_net(ndev), sdev->net))
+		err = -ENETUNREACH;
+	rcu_read_unlock();
+	return err;
+}
+
+static int sroce_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return 0;
+}
+
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
+	.add_gid = sroce_add_gid,
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_mw = sroce_alloc_mw,
@@ -205,6 +235,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.del_gid = sroce_del_gid,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,

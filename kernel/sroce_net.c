@@ -162,6 +162,34 @@ static bool sroce_gid_is_v4(const u8 *gid)
 	return ipv6_addr_v4mapped((const struct in6_addr *)gid);
 }
 
+/*
+ * The ifindex of the netdev a GID belongs to, for routing its packets: a
+ * VLAN device's GIDs send through the VLAN device (tagged), as rxe's do.
+ */
+int sroce_gid_attr_oif(const struct ib_gid_attr *attr)
+{
+	struct sroce_dev *sdev = to_sdev(attr->device);
+	struct net_device *ndev;
+	int oif;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (IS_ERR(ndev))
+		oif = PTR_ERR(ndev);
+	/*
+	 * The core also lists GIDs of upper devices (a macvlan, a VLAN)
+	 * moved to another namespace. Interface indexes are per namespace:
+	 * routed in the device's own, such an index names another netdev,
+	 * or none. Refuse those GIDs.
+	 */
+	else if (!net_eq(dev_net(ndev), sdev->net))
+		oif = -ENETUNREACH;
+	else
+		oif = ndev->ifindex;
+	rcu_read_unlock();
+	return oif;
+}
+
 void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa)
 {
 	const struct sroce_path *p = &qp->path;
@@ -173,6 +201,7 @@ void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa)
 	xa->hop_limit = p->av.hop_limit;
 	xa->flow_label = p->av.flow_label;
 	xa->sport = p->udp_sport;
+	xa->oif = p->oif;
 	xa->rxe_flush_icrc = false;
 }
 
@@ -188,7 +217,10 @@ int sroce_addr_from_av(struct sroce_qp *qp, const struct sroce_av *av,
 		return PTR_ERR(attr);
 	type = rdma_gid_attr_network_type(attr);
 	memcpy(xa->sgid, attr->gid.raw, 16);
+	xa->oif = sroce_gid_attr_oif(attr);
 	rdma_put_gid_attr(attr);
+	if (xa->oif < 0)
+		return xa->oif;
 	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
 		return -EINVAL;
 	xa->ipv6 = type == RDMA_NETWORK_IPV6;
@@ -230,15 +262,27 @@ static void sroce_put_icrc(struct sk_buff *skb, unsigned int l3_len,
 		       sroce_icrc_calc(l3, l3_len, bth_len));
 }
 
+/*
+ * A packet to a local address, handed to the receive path. It "arrives" on
+ * the netdev it was sent from: a VLAN device's packets on that VLAN device,
+ * so that a UD receive reports the VLAN as one from the wire does.
+ */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb,
-			   unsigned int l3_len)
+			   unsigned int l3_len, int oif)
 {
-	skb->dev = sdev->ndev;
+	struct net_device *dev;
+
+	/* The receive path runs in softirq context, under RCU. */
+	local_bh_disable();
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(sdev->net, oif);
+	if (!dev || !is_vlan_dev(dev) || vlan_dev_real_dev(dev) != sdev->ndev)
+		dev = sdev->ndev;
+	skb->dev = dev;
 	skb->pkt_type = PACKET_HOST;
 	__skb_pull(skb, l3_len);	/* data at the UDP header, as on receive */
-	/* The receive path runs in softirq context. */
-	local_bh_disable();
 	sroce_rx_handler(sdev, skb);
+	rcu_read_unlock();
 	local_bh_enable();
 }
 
@@ -248,7 +292,7 @@ static struct rtable *sroce_route4(struct sroce_dev *sdev,
 				   __be32 saddr, __be32 daddr)
 {
 	struct flowi4 fl = {
-		.flowi4_oif = sdev->ndev->ifindex,
+		.flowi4_oif = xa->oif,
 		.flowi4_proto = IPPROTO_UDP,
 		.saddr = saddr,
 		.daddr = daddr,
@@ -407,7 +451,8 @@ static int sroce_xmit4(struct sroce_dev *sdev, struct dst_cache *cache,
 	if (rt->rt_type == RTN_LOCAL) {
 		ip_rt_put(rt);
 		while ((skb = __skb_dequeue(run)))
-			sroce_loopback(sdev, skb, sizeof(struct iphdr));
+			sroce_loopback(sdev, skb, sizeof(struct iphdr),
+				       xa->oif);
 		return 0;
 	}
 	while (!skb_queue_empty(run)) {
@@ -427,7 +472,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
 		       struct sk_buff_head *run)
 {
 	struct flowi6 fl = {
-		.flowi6_oif = sdev->ndev->ifindex,
+		.flowi6_oif = xa->oif,
 		.flowi6_proto = IPPROTO_UDP,
 	};
 	struct dst_entry *dst = NULL;
@@ -459,7 +504,8 @@ static int sroce_xmit6(struct sroce_dev *sdev, struct dst_cache *cache,
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		dst_release(dst);
 		while ((skb = __skb_dequeue(run)))
-			sroce_loopback(sdev, skb, sizeof(struct ipv6hdr));
+			sroce_loopback(sdev, skb, sizeof(struct ipv6hdr),
+				       xa->oif);
 		return 0;
 	}
 	while (!skb_queue_empty(run)) {

@@ -15,15 +15,23 @@
  */
 #define SROCE_MAX_HDR_LEN	84
 
-/* Addressing of one packet, resolved from a QP's path or a UD AV. */
+/*
+ * Addressing of one packet, resolved from a QP's path or a UD AV; it
+ * lives in skb->cb (48 bytes), so the order keeps it free of holes.
+ */
 struct sroce_xmit_addr {
-	bool ipv6;
 	u8 sgid[16];
 	u8 dgid[16];
+	u32 flow_label;
+	/*
+	 * The netdev the source GID belongs to: the link's netdev or one of
+	 * its VLAN devices, so that a VLAN GID's packets leave tagged.
+	 */
+	int oif;
+	u16 sport;
 	u8 traffic_class;
 	u8 hop_limit;
-	u32 flow_label;
-	u16 sport;
+	bool ipv6;
 	bool rxe_flush_icrc;	/* an RC FLUSH with rxe's ICRC (sroce_icrc.h) */
 };
 
@@ -34,6 +42,7 @@ struct sroce_xmit_addr {
 struct sk_buff *sroce_skb_alloc(struct sroce_dev *sdev, u32 ib_len);
 void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 		     struct sk_buff_head *list);
+int sroce_gid_attr_oif(const struct ib_gid_attr *attr);
 void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa);
 int sroce_addr_from_av(struct sroce_qp *qp, const struct sroce_av *av,
 		       struct sroce_xmit_addr *xa);

@@ -17,6 +17,7 @@ struct sroce_path {
 	u8 smac[6];
 	u16 vlan_id;
 	u16 udp_sport;
+	int oif;	/* ifindex of the source GID's netdev (a VLAN's own) */
 };
 
 /*
@@ -193,6 +194,7 @@ struct sroce_qp {
 	u32 sq_psn;
 	u32 rq_psn;
 	enum ib_mtu path_mtu;
+	u32 conn_mtu;	/* RC/UC: bytes per packet, fixed at modify time */
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
@@ -233,14 +235,29 @@ extern struct workqueue_struct *sroce_wq;
 void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_qp_fatal(struct sroce_qp *qp);
 
-/* The path MTU in bytes packets of @qp are cut to. */
+/*
+ * The MTU in bytes packets of @qp are cut to. A connected QP's is fixed
+ * when its path MTU is set (capped by the port's active MTU then): both
+ * ends must agree on it for the whole connection, since every packet but
+ * a message's last must be exactly that long. It once followed the port,
+ * and a netdev MTU change under a live QP made the two ends disagree (the
+ * peer NAKed the first packet cut to the new size, sroce_ctrl_bond.sh). A
+ * UD message fits the port's MTU of the moment.
+ */
 static inline u32 sroce_qp_mtu(struct sroce_qp *qp)
 {
-	enum ib_mtu mtu = READ_ONCE(qp->sdev->active_mtu);
-
 	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
-		mtu = min(mtu, qp->path_mtu);
-	return ib_mtu_enum_to_int(mtu);
+		return qp->conn_mtu;
+	return ib_mtu_enum_to_int(READ_ONCE(qp->sdev->active_mtu));
+}
+
+/* Fix @qp's connected MTU from @path_mtu and the port's MTU now. */
+static inline void sroce_qp_set_conn_mtu(struct sroce_qp *qp,
+					 enum ib_mtu path_mtu)
+{
+	qp->path_mtu = path_mtu;
+	qp->conn_mtu = ib_mtu_enum_to_int(min(READ_ONCE(qp->sdev->active_mtu),
+					      path_mtu));
 }
 
 /*

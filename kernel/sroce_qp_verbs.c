@@ -14,6 +14,7 @@
 #include <rdma/ib_cache.h>
 
 #include "sroce_engine.h"
+#include "sroce_net.h"
 #include "sroce_sq.h"
 #include "sroce_cq.h"
 #include "sroce_srq.h"
@@ -315,7 +316,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->sq_post_lock);
 	qp->state = IB_QPS_RESET;
-	qp->path_mtu = IB_MTU_1024;
+	sroce_qp_set_conn_mtu(qp, IB_MTU_1024);
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
 	err = sroce_qp_alloc_qpn(sdev, qp, init->qp_type);
@@ -412,6 +413,10 @@ static int sroce_qp_set_path(struct sroce_qp *qp, const struct rdma_ah_attr *ah)
 	if (err)
 		return err;
 	path->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : 0;
+	err = sroce_gid_attr_oif(sgid_attr);
+	if (err < 0)
+		return err;
+	path->oif = err;
 	return 0;
 }
 
@@ -425,7 +430,7 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, const struct ib_qp_attr *a,
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access_flags = a->qp_access_flags;
 	if (mask & IB_QP_PATH_MTU)
-		qp->path_mtu = a->path_mtu;
+		sroce_qp_set_conn_mtu(qp, a->path_mtu);
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num;
 	if (mask & IB_QP_RQ_PSN)

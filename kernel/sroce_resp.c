@@ -11,6 +11,8 @@
  * looked up and checked (PD, access rights, bounds) for every packet.
  * State is under qp->resp_lock; answers are built under it and sent after.
  */
+#include <linux/if_vlan.h>
+
 #include "sroce_engine.h"
 #include "sroce_cq.h"
 #include "sroce_srq.h"
@@ -1183,6 +1185,13 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		memcpy(cqe.smac, eth_hdr(skb)->h_source, ETH_ALEN);
 	else
 		memcpy(cqe.smac, qp->sdev->ndev->dev_addr, ETH_ALEN);
+	/*
+	 * Received on a VLAN device (still skb->dev: the receive path runs
+	 * under RCU to here). The CM finds the GID to answer from by it
+	 * (ib_init_ah_attr_from_wc()): without it, rdma_cm over a VLAN fails.
+	 */
+	if (is_vlan_dev(skb->dev))
+		cqe.vlan_id = vlan_dev_vlan_id(skb->dev);
 	if (pkt->info->flags & SROCE_OPF_IMMDT) {
 		cqe.flags |= SROCE_CQE_F_WITH_IMM;
 		memcpy(&cqe.ex.imm_data, pkt->imm, sizeof(cqe.ex.imm_data));

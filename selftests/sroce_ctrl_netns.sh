@@ -11,13 +11,17 @@
 #     init_net, the client on sroce2 inside sroce_ns1: 1 B x 100, 64 KiB x
 #     20 over the IPv4 GIDs, 4 KiB x 20 over the IPv6 GIDs, data checked;
 #   - rping -V (rdma_cm, validated data) with the client inside sroce_ns1;
+#   - rdma-core's rdma_cm tests (pyverbs test_rdmacm) inside sroce_ns1 on
+#     sroce2: all ten run and pass;
 #   - deleting the namespace while an ibv_rc_pingpong runs in it (which
 #     destroys the veth pair) unregisters sroce2 and sroce1 and closes the
 #     namespace's socket; init_net's socket stays (sroce0 uses it);
 #   - a second namespace, sroce_ns2, made the same way, carries traffic
-#     (its sockets are opened afresh).
+#     (its sockets are opened afresh);
+#   - moving a netdev that has an sroce device into a namespace removes
+#     the device; "rdma link add" in the new namespace makes it again.
 # rxe cannot do this on 6.1 or 6.12: its sockets and routes are init_net's.
-# timeout: 240
+# timeout: 600
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
@@ -114,6 +118,31 @@ rig_run 60 ip netns exec $NS rping -c -V -C 50 -S 1000 -a 10.78.0.1 -p 7190 \
 rig_bg_wait "$RIG_BG_PID" || rig_fail "the rping server failed"
 rig_log "rping -V: 50 pings of 1000 B from inside $NS"
 
+# rdma-core's rdma_cm tests (pyverbs tests/test_rdmacm.py), run inside the
+# namespace on sroce2 with the namespace's address.
+[ -f /usr/share/doc/rdma-core/tests/run_tests.py ] ||
+	rig_fail "no rdma-core test suite (apt-get install python3-pyverbs)"
+work=/tmp/rdma-core-tests-ns
+rm -rf "$work"
+mkdir -p "$work"
+cp -r /usr/share/doc/rdma-core/tests "$work/" || rig_fail "cannot copy rdma-core's test suite"
+gunzip -f "$work"/tests/*.gz 2>/dev/null
+log=$RIG_TEST_OUT/rdmacm.log
+(cd "$work" && rig_run 400 ip netns exec $NS python3 \
+	"$RIG_REPO/selftests/lib/rdma_core_tests.py" tests --dev sroce2 -v test_rdmacm) >"$log" 2>&1
+rc=$?
+ran=$(sed -n 's/^Ran \([0-9]\+\) tests.*/\1/p' "$log")
+ok=$(grep -c ' \.\.\. ok$' "$log")
+skipped=$(grep -c ' \.\.\. skipped' "$log")
+failed=$(grep -cE '^(FAIL|ERROR): ' "$log")
+rig_log "rdma-core test_rdmacm inside $NS on sroce2: ran ${ran:-0}, ok $ok, skipped $skipped, failed/errors $failed (exit $rc)"
+grep -E '^(FAIL|ERROR): | skipped ' "$log" | head -20 | sed 's/^/    /'
+[ "$failed" = 0 ] || rig_fail "test_rdmacm: $failed tests failed or errored inside $NS"
+[ "$rc" = 0 ] || rig_fail "test_rdmacm inside $NS exited $rc"
+# All ten must run: a device without an address skips them all.
+[ "${ran:-0}" -ge 10 ] || rig_fail "test_rdmacm: ran ${ran:-0} tests inside $NS, not 10"
+[ "$skipped" = 0 ] || rig_fail "test_rdmacm: $skipped tests skipped inside $NS"
+
 # The namespace goes away under traffic: sroce2 and its socket with it.
 rig_bg busy.server 120 ibv_rc_pingpong -d sroce1 -g "$g1" -s 4096 -n 1000000 -m 1024 -p 18799
 rig_wait_listen 18799 30 || rig_fail "the long server did not start"
@@ -143,6 +172,21 @@ g4=$(rig_gid_index sroce4 10.78.1.1) || rig_fail "sroce4: no GID for 10.78.1.1"
 g3=$(rig_gid_index sroce3 10.78.1.2) || rig_fail "sroce3: no GID for 10.78.1.2"
 server_ip=10.78.1.1
 pingpong again-4K sroce4 sroce3 "$g4" "$g3" 4096 20
+# A netdev moved to another namespace takes its sroce device with it out
+# of existence (as rxe's): the device is bound to the namespace's sockets
+# and routes. It can be made again in the netdev's new namespace.
+ctrl_veth nsv4 nsv5
+ip addr add 10.78.2.1/24 dev nsv4
+ctrl_link_add sroce9 nsv4 || rig_fail "rdma link add sroce9 netdev nsv4 failed"
+ip link set nsv4 netns $NS || rig_fail "cannot move nsv4 into $NS"
+ctrl_wait_gone sroce9 20 || rig_fail "sroce9 outlived its netdev's move to $NS"
+ip netns exec $NS ip link set nsv4 up
+ip netns exec $NS ip addr add 10.78.2.1/24 dev nsv4
+ip netns exec $NS rdma link add sroce9 type sroce netdev nsv4 ||
+	rig_fail "rdma link add sroce9 on nsv4 inside $NS failed"
+ctrl_wait_state sroce9 ACTIVE 10 || rig_fail "sroce9 (again, inside $NS) is not ACTIVE"
+rig_gid_index sroce9 10.78.2.1 >/dev/null || rig_fail "sroce9: no GID for 10.78.2.1 inside $NS"
+rdma link delete sroce9 || rig_fail "rdma link delete sroce9 failed"
 rdma link delete sroce3 || rig_fail "rdma link delete sroce3 failed"
 rdma link delete sroce4 || rig_fail "rdma link delete sroce4 failed"
 [ -z "$(ip netns exec $NS ss -Hlun 'sport = :4791')" ] ||

@@ -163,12 +163,14 @@ rig_barrier() {
 	rig_wait "$1" "${2:-60}" >/dev/null
 }
 
-# rig_tcp_listening PORT: true when a local TCP socket listens on PORT
-# (IPv4 or IPv6), from /proc/net/tcp{,6}.
+# rig_tcp_listening PORT [DIR]: true when a TCP socket listens on PORT
+# (IPv4 or IPv6), from DIR/tcp{,6} (default /proc/net: this shell's
+# network namespace).
 rig_tcp_listening() {
 	local hex f addr st
 	hex=$(printf '%04X' "$1")
-	for f in /proc/net/tcp /proc/net/tcp6; do
+	for f in "${2:-/proc/net}/tcp" "${2:-/proc/net}/tcp6"; do
+		[ -r "$f" ] || continue
 		while read -r _ addr _ st _; do
 			[ "$st" = 0A ] && [ "${addr##*:}" = "$hex" ] && return 0
 		done <"$f"
@@ -176,10 +178,18 @@ rig_tcp_listening() {
 	return 1
 }
 
-# rig_wait_listen PORT [SECONDS]: wait until a local TCP port listens.
+# rig_wait_listen PORT [SECONDS] [PID]: wait until a TCP port listens. With
+# PID (a rig_bg command), the namespace of its child counts too: the
+# command may be "ip netns exec NS server ...".
 rig_wait_listen() {
-	local end=$((EPOCHSECONDS + ${2:-30}))
+	local end=$((EPOCHSECONDS + ${2:-30})) kids=() k
 	until rig_tcp_listening "$1"; do
+		if [ -n "${3:-}" ]; then
+			[ "${#kids[@]}" -gt 0 ] || read -ra kids <<<"$(pgrep -P "$3" | xargs)"
+			for k in "${kids[@]}"; do
+				rig_tcp_listening "$1" "/proc/$k/net" && return 0
+			done
+		fi
 		if [ "$EPOCHSECONDS" -ge "$end" ]; then
 			rig_log "nothing listens on TCP port $1 after ${2:-30}s"
 			return 1

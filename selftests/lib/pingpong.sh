@@ -9,9 +9,13 @@
 # IPv4 (4) or IPv6 (6) address, with ARGS for both sides. Guest a is the
 # server, guest b the client; each side checks its exit status, that no
 # invalid data was reported and that it moved exactly SIZE * ITERS * 2 bytes.
+# The addresses are $RIG_IP4/$RIG_IP6 (the GID's) and $RIG_PEER_IP4 (the
+# out-of-band TCP exchange); $PP_TAG, when set, prefixes the step names,
+# and $PP_EXEC (words, e.g. "ip netns exec ctr") the commands.
 pingpong_steps() {
 	local tool=$1 port=$2 spec fam size iters own gid step log rc pid want
-	local -a specs=() extra=()
+	local -a specs=() extra=() wrap=()
+	read -ra wrap <<<"${PP_EXEC:-}"
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		specs+=("$1")
@@ -24,13 +28,13 @@ pingpong_steps() {
 		[ "$fam" = 6 ] && own=$RIG_IP6
 		gid=$(rig_gid_index "$RIG_DEV" "$own") || rig_fail "no RoCEv2 GID for $own"
 		local -a args=(-d "$RIG_DEV" -g "$gid" -c -s "$size" -n "$iters" -p "$port" "${extra[@]}")
-		step=ipv$fam-$size
+		step=${PP_TAG:+$PP_TAG-}ipv$fam-$size
 		log=$RIG_TEST_OUT/$step.log
 		rc=0
 		if rig_is_a; then
-			rig_bg "$step" 60 "$tool" "${args[@]}"
+			rig_bg "$step" 60 "${wrap[@]}" "$tool" "${args[@]}"
 			pid=$RIG_BG_PID
-			rig_wait_listen "$port" 30 || {
+			rig_wait_listen "$port" 30 "$pid" || {
 				kill "$pid"
 				rig_fail "$step: the server did not start"
 			}
@@ -38,7 +42,7 @@ pingpong_steps() {
 			rig_bg_wait "$pid" || rc=$?
 		else
 			rig_wait "listen-$step" 90 >/dev/null || rig_fail "$step: the server never listened"
-			rig_run 60 "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 || rc=$?
+			rig_run 60 "${wrap[@]}" "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 || rc=$?
 		fi
 		[ "$rc" = 0 ] || {
 			sed 's/^/    /' "$log"
