@@ -194,19 +194,12 @@ static void sroce_disassociate_ucontext(struct ib_ucontext *uctx)
  * macvlan. Refuse them (rxe takes them, and cannot serve them either).
  * The core logs each refusal ("GID add failed").
  */
+/* Refuses GIDs sroce could not route (sroce_gid_attr_oif()). */
 static int sroce_add_gid(const struct ib_gid_attr *attr, void **context)
 {
-	struct sroce_dev *sdev = to_sdev(attr->device);
-	struct net_device *ndev;
-	int err = 0;
+	int oif = sroce_gid_attr_oif(attr);
 
-	/* Not in the table yet: rdma_read_gid_attr_ndev_rcu() refuses it. */
-	rcu_read_lock();
-	ndev = rcu_dereference(attr->ndev);
-	if (ndev && !net_eq(dev_net(ndev), sdev->net))
-		err = -ENETUNREACH;
-	rcu_read_unlock();
-	return err;
+	return oif < 0 ? oif : 0;
 }
 
 static int sroce_del_gid(const struct ib_gid_attr *attr, void **context)

@@ -165,6 +165,10 @@ static bool sroce_gid_is_v4(const u8 *gid)
 /*
  * The ifindex of the netdev a GID belongs to, for routing its packets: a
  * VLAN device's GIDs send through the VLAN device (tagged), as rxe's do.
+ * The caller holds @attr (or the core is adding it): its netdev is read
+ * under RCU alone, without the GID table's lock that
+ * rdma_read_gid_attr_ndev_rcu() takes again (a UD send calls this per
+ * packet, right after rdma_get_gid_attr() took it).
  */
 int sroce_gid_attr_oif(const struct ib_gid_attr *attr)
 {
@@ -173,9 +177,9 @@ int sroce_gid_attr_oif(const struct ib_gid_attr *attr)
 	int oif;
 
 	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (IS_ERR(ndev))
-		oif = PTR_ERR(ndev);
+	ndev = rcu_dereference(attr->ndev);
+	if (!ndev)
+		oif = -ENODEV;
 	/*
 	 * The core also lists GIDs of upper devices (a macvlan, a VLAN)
 	 * moved to another namespace. Interface indexes are per namespace:
@@ -275,9 +279,13 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb,
 	/* The receive path runs in softirq context, under RCU. */
 	local_bh_disable();
 	rcu_read_lock();
-	dev = dev_get_by_index_rcu(sdev->net, oif);
-	if (!dev || !is_vlan_dev(dev) || vlan_dev_real_dev(dev) != sdev->ndev)
-		dev = sdev->ndev;
+	dev = sdev->ndev;
+	if (oif != dev->ifindex) {
+		dev = dev_get_by_index_rcu(sdev->net, oif);
+		if (!dev || !is_vlan_dev(dev) ||
+		    vlan_dev_real_dev(dev) != sdev->ndev)
+			dev = sdev->ndev;
+	}
 	skb->dev = dev;
 	skb->pkt_type = PACKET_HOST;
 	__skb_pull(skb, l3_len);	/* data at the UDP header, as on receive */

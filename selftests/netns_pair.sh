@@ -23,8 +23,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh
 . "$(dirname "$0")/lib/pingpong.sh"
-# shellcheck source=lib/rping.sh
-. "$(dirname "$0")/lib/rping.sh"
+# shellcheck source=lib/cm.sh
+. "$(dirname "$0")/lib/cm.sh"
 # shellcheck source=lib/perftest.sh
 . "$(dirname "$0")/lib/perftest.sh"
 rig_suites sroce-sroce sroce-rxe

@@ -15,6 +15,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh
 . "$(dirname "$0")/lib/perftest.sh"
+# shellcheck source=lib/cm.sh
+. "$(dirname "$0")/lib/cm.sh"
 
 rig_require_peer
 [ "$RIG_DEV_TYPE" = sroce ] || [ "$RIG_PEER_DEV_TYPE" = sroce ] ||
@@ -22,38 +24,6 @@ rig_require_peer
 rig_require_cmd rping ucmatose udaddy rdma_server rdma_client ib_send_bw
 rig_setup_dev
 modprobe rdma_ucm 2>/dev/null || rig_fail "modprobe rdma_ucm failed"
-
-# cm_case NAME SECONDS PORT "SERVER CMD" "CLIENT CMD": the server in a
-# (waited for until it listens on rdma_cm port PORT), the client in b; both
-# must exit 0 without reporting an error.
-cm_case() {
-	local name=$1 secs=$2 port=$3 rc=0 log pid
-	local -a srv_cmd cli_cmd
-	read -ra srv_cmd <<<"$4"
-	read -ra cli_cmd <<<"$5"
-	log=$RIG_TEST_OUT/$name.$RIG_ROLE.log
-	if rig_is_a; then
-		timeout -k 3 "$secs" "${srv_cmd[@]}" >"$log" 2>&1 &
-		pid=$!
-		if ! rig_wait_cm_listen "$port" 30 "$pid"; then
-			kill "$pid" 2>/dev/null
-			rig_fail "$name: the server did not listen"
-		fi
-		rig_signal "listen-$name"
-		wait "$pid" || rc=$?
-	else
-		rig_wait "listen-$name" 60 >/dev/null || rig_fail "$name: the server never started"
-		timeout -k 3 "$secs" "${cli_cmd[@]}" >"$log" 2>&1 || rc=$?
-	fi
-	sed 's/^/    /' "$log" | tail -n 15
-	[ "$rc" = 0 ] || rig_fail "$name: exited $rc"
-	local bad='error|fail|reject|unreachable|timed? ?out|miscompare|mismatch|invalid'
-	if grep -qiE "$bad" "$log"; then
-		rig_fail "$name: $(grep -m 1 -iE "$bad" "$log")"
-	fi
-	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"
-	rig_log "$name: ok"
-}
 
 cm_case rping-v4 60 7174 "rping -s -V -C 100 -S 1000 -a $RIG_IP4 -p 7174" \
 	"rping -c -V -C 100 -S 1000 -a $RIG_PEER_IP4 -p 7174"

@@ -18,11 +18,15 @@
 #   - MTU down under traffic, path MTU fits: bond0, the slaves and the
 #     far side go to MTU 1500 while a 1024-MTU QP runs; it completes. The
 #     port's active MTU follows (4096 -> 1024) and a new QP then works.
-#   Not here yet: a live QP whose packets no longer fit. With a bridge on
-#   the far side (6.1, 6.12) it ended with IBV_WC_RETRY_EXC_ERR; with
-#   the bond there it ran on for 60 s, neither failing nor finishing
-#   (cause not found yet).
-# timeout: 300
+#   - MTU down under traffic, path MTU does not fit: a 4096-MTU QP pair
+#     running when both bonds drop to MTU 1500 keeps its MTU (the peer
+#     would NAK shorter middle packets: IBV_WC_REM_INV_REQ_ERR) and the
+#     sends that no longer fit end in IBV_WC_RETRY_EXC_ERR ("transport
+#     retry counter exceeded"), in time; the kernel stays clean. Which end
+#     fails depends on which was sending: ibv_rc_pingpong alternates, and
+#     the end that was waiting for a message waits on (its QP still RTS,
+#     no send outstanding, as the IBA says) until it is killed.
+# timeout: 400
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
@@ -149,4 +153,44 @@ run_check mtu-fits 4096 30000
 run_start mtu-new 4096 50 1024
 run_check mtu-new 4096 50
 
+# --- MTU down, the live QP's path MTU no longer fits ---------------------
+ip link set bond0 mtu 4200 || rig_fail "bond0: MTU 4200"
+ns ip link set bondp mtu 4200 || rig_fail "bondp: MTU 4200"
+for d in sroce7 sroce8; do
+	[ "$(ctrl_devinfo_field $d active_mtu)" = 4096 ] ||
+		rig_fail "$d active_mtu $(ctrl_devinfo_field $d active_mtu) at MTU 4200, want 4096"
+done
+run_start mtu-shrinks 16384 100000 4096
+rig_sleep 2
+still_running mtu-shrinks "the MTU change"
+ip link set bond0 mtu 1500 || rig_fail "bond0: MTU 1500"
+ns ip link set bondp mtu 1500 || rig_fail "bondp: MTU 1500"
+# 7 retries of a 4 us * 2^14 (67 ms) timeout: well under a minute.
+end=$((EPOCHSECONDS + $(rig_limit 60)))
+while kill -0 "$client" 2>/dev/null && kill -0 "$server" 2>/dev/null; do
+	[ "$EPOCHSECONDS" -lt "$end" ] ||
+		rig_fail "mtu-shrinks: both ends still run 60 s after the MTU change"
+	rig_sleep 0.5
+done
+rig_sleep 1 # the other end, if it was sending too
+kill "$client" "$server" 2>/dev/null
+rc=0
+wait "$client" || rc=$?
+wait "$server" 2>/dev/null
+for d in sroce7 sroce8; do
+	rig_log "$d: $(rdma statistic show link "$d/1" | tr -s ' ' | cut -c1-400)"
+done
+log=$RIG_TEST_OUT/mtu-shrinks
+sed 's/^/    client: /' "$log.client.log"
+sed 's/^/    server: /' "$log.server.log"
+grep -q "^$((16384 * 100000 * 2)) bytes in " "$log.client.log" &&
+	rig_fail "mtu-shrinks: 4096-byte packets crossed a 1500-byte link"
+grep -qi 'invalid data' "$log.client.log" "$log.server.log" &&
+	rig_fail "mtu-shrinks: a received buffer is wrong"
+grep -q 'transport retry counter exceeded' "$log.client.log" "$log.server.log" ||
+	rig_fail "mtu-shrinks: no end saw a retry-exceeded completion"
+grep -h 'Failed status' "$log.client.log" "$log.server.log" |
+	grep -v 'transport retry counter exceeded' &&
+	rig_fail "mtu-shrinks: a completion failed otherwise than retry-exceeded"
+rig_log "mtu-shrinks: the 4096-MTU QP kept its MTU and ended with IBV_WC_RETRY_EXC_ERR"
 rig_log "PASS"
