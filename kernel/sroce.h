@@ -61,28 +61,43 @@
 
 /* MR/MW keys: see include/sroce/sroce_keys.h. */
 
-/* Device counters (rdma statistic show link ...). */
-struct sroce_stats {
-	atomic64_t tx_packets;
-	atomic64_t rx_packets;
-	atomic64_t tx_errors;
-	atomic64_t retransmits;
-	atomic64_t timeouts;
-	atomic64_t tail_probes;
-	atomic64_t acks_delayed;
-	atomic64_t ack_delays_expired;
-	atomic64_t rnr_naks_rcvd;
-	atomic64_t rnr_naks_sent;
-	atomic64_t seq_naks_rcvd;
-	atomic64_t seq_naks_sent;
-	atomic64_t err_naks_rcvd;
-	atomic64_t err_naks_sent;
-	atomic64_t duplicates;
-	atomic64_t flushes;		/* FLUSH requests executed */
-	atomic64_t busy_polls;		/* user CQ busy polls (sroce_cq.c) */
-	atomic64_t busy_poll_hits;	/* ... that saw a CQE arrive */
-	atomic64_t drops[SROCE_DROP_NUM];
+/*
+ * Counters (rdma statistic show link ..., hw_counters in sysfs), by index:
+ * the device's set and each per-QP counter set (sroce_stats.c) have the
+ * same layout, as the RDMA core sums them by index. The drop counters
+ * follow SROCE_CNT_DROPS, one per drop reason but SROCE_DROP_NONE.
+ */
+enum sroce_counter {
+	SROCE_CNT_TX_PACKETS,
+	SROCE_CNT_RX_PACKETS,
+	SROCE_CNT_TX_BYTES,	/* UDP payload: BTH through ICRC */
+	SROCE_CNT_RX_BYTES,
+	SROCE_CNT_TX_ERRORS,
+	SROCE_CNT_RETRANSMITS,
+	SROCE_CNT_TIMEOUTS,
+	SROCE_CNT_TAIL_PROBES,
+	SROCE_CNT_ACKS_DELAYED,
+	SROCE_CNT_ACK_DELAYS_EXPIRED,
+	SROCE_CNT_RNR_NAKS_RCVD,
+	SROCE_CNT_RNR_NAKS_SENT,
+	SROCE_CNT_SEQ_NAKS_RCVD,
+	SROCE_CNT_SEQ_NAKS_SENT,
+	SROCE_CNT_ERR_NAKS_RCVD,
+	SROCE_CNT_ERR_NAKS_SENT,
+	SROCE_CNT_DUPLICATES,
+	SROCE_CNT_FLUSHES,	/* FLUSH requests executed */
+	SROCE_CNT_BUSY_POLLS,	/* user CQ busy polls (sroce_cq.c) */
+	SROCE_CNT_BUSY_POLL_HITS, /* ... that saw a CQE arrive */
+	SROCE_CNT_DROPS,
 };
+
+#define SROCE_NUM_COUNTERS	(SROCE_CNT_DROPS + SROCE_DROP_NUM - 1)
+#define SROCE_CNT_DROP(why)	(SROCE_CNT_DROPS + (why) - 1)
+
+struct sroce_stats {
+	atomic64_t v[SROCE_NUM_COUNTERS];
+};
+
 
 struct sroce_socks;
 
@@ -94,7 +109,8 @@ struct sroce_dev {
 	struct list_head list;		/* sroce_dev_list */
 	struct list_head rx_list;	/* receive path lookup (RCU) */
 	unsigned int napi_id;		/* of the last packet received; busy poll */
-	struct sroce_stats stats;
+	struct sroce_stats stats;	/* events of QPs bound to no counter */
+	struct xarray counter_xa;	/* per-QP counter sets, by counter id */
 
 	struct ib_device_attr attr;
 	spinlock_t port_lock;		/* protects the port fields below */
@@ -122,6 +138,13 @@ struct sroce_dev {
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+/* Count @n events of counter @c that belong to no QP. */
+static inline void sroce_dev_count(struct sroce_dev *sdev,
+				   enum sroce_counter c, s64 n)
+{
+	atomic64_add(n, &sdev->stats.v[c]);
 }
 
 struct sroce_ucontext {

@@ -300,7 +300,7 @@ static void sroce_comp_implied_nak(struct sroce_qp *qp)
 	if (!qp->comp.implied_nak) {
 		qp->comp.implied_nak = true;
 		sroce_comp_resend(qp, qp->comp.psn);
-		atomic64_inc(&qp->sdev->stats.seq_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_SEQ_NAKS_RCVD, 1);
 	}
 }
 
@@ -314,7 +314,6 @@ static void sroce_comp_remote_error(struct sroce_qp *qp, int status)
 
 static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 {
-	struct sroce_stats *st = &qp->sdev->stats;
 	bool lost;
 
 	/* Everything before the NAKed PSN was received (IBA 9.7.5.2.4). */
@@ -324,7 +323,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 
 	switch (sroce_aeth_value(pkt->aeth.syndrome)) {
 	case SROCE_NAK_PSN_SEQ_ERR:
-		atomic64_inc(&st->seq_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_SEQ_NAKS_RCVD, 1);
 		/*
 		 * Waiting out an RNR NAK: the packets sent behind the refused
 		 * one draw sequence NAKs (rdma_rxe sends them), which are not
@@ -341,19 +340,19 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		sroce_comp_resend(qp, qp->comp.psn);
 		break;
 	case SROCE_NAK_INVALID_REQ:
-		atomic64_inc(&st->err_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
 		sroce_comp_remote_error(qp, IB_WC_REM_INV_REQ_ERR);
 		break;
 	case SROCE_NAK_REMOTE_ACCESS_ERR:
-		atomic64_inc(&st->err_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
 		sroce_comp_remote_error(qp, IB_WC_REM_ACCESS_ERR);
 		break;
 	case SROCE_NAK_REMOTE_OP_ERR:
-		atomic64_inc(&st->err_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
 		sroce_comp_remote_error(qp, IB_WC_REM_OP_ERR);
 		break;
 	default:
-		atomic64_inc(&st->err_naks_rcvd);
+		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
 		sroce_comp_remote_error(qp, IB_WC_REM_INV_RD_REQ_ERR);
 		break;
 	}
@@ -365,7 +364,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	u32 us = sroce_rnr_timer_us(sroce_aeth_value(pkt->aeth.syndrome));
 	bool lost;
 
-	atomic64_inc(&qp->sdev->stats.rnr_naks_rcvd);
+	sroce_qp_count(qp, SROCE_CNT_RNR_NAKS_RCVD, 1);
 	sroce_comp_ack_upto(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK), &lost);
 	/* Progress first: it refills the counter this NAK then draws on. */
 	if (!lost)
@@ -570,14 +569,14 @@ bool sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 
 	spin_lock(&qp->sq_lock);
 	if (!sroce_comp_live(qp)) {
-		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_BAD_QP_STATE), 1);
 		goto out;
 	}
 	/* Only PSNs we have sent and not yet seen answered are of interest. */
 	if (sroce_psn_diff(pkt->psn, qp->req.psn_max) >= 0 ||
 	    sroce_psn_diff(pkt->psn, sroce_psn_add(qp->comp.psn,
 						   SROCE_PSN_MASK)) < 0) {
-		atomic64_inc(&qp->sdev->stats.duplicates);
+		sroce_qp_count(qp, SROCE_CNT_DUPLICATES, 1);
 		goto out;
 	}
 
@@ -630,7 +629,7 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	spin_lock_bh(&qp->sq_lock);
 	if (!sroce_comp_live(qp) || !sroce_comp_outstanding(qp))
 		goto out;
-	atomic64_inc(&qp->sdev->stats.timeouts);
+	sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
 	if (!qp->comp.retry_left) {
 		sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
 		goto out;
@@ -752,7 +751,7 @@ static void sroce_comp_tlp_fire(struct timer_list *t)
 	}
 	sroce_comp_tlp_send(qp);
 	qp->comp.tlp_sent++;
-	atomic64_inc(&qp->sdev->stats.tail_probes);
+	sroce_qp_count(qp, SROCE_CNT_TAIL_PROBES, 1);
 	sroce_comp_rtt_start(qp);
 out:
 	wake = sroce_comp_woke(qp);

@@ -310,13 +310,13 @@ static void sroce_cq_busy_poll(struct sroce_cq *cq)
 	unsigned int napi_id = READ_ONCE(sdev->napi_id);
 	struct sroce_ring_hdr *hdr = cq->q.hdr;
 
-	atomic64_inc(&sdev->stats.busy_polls);
+	sroce_dev_count(sdev, SROCE_CNT_BUSY_POLLS, 1);
 	if (!napi_id)
 		return;	/* nothing received yet */
 	napi_busy_loop(napi_id, sroce_cq_busy_poll_end, cq, false,
 		       BUSY_POLL_BUDGET);
 	if (READ_ONCE(hdr->prod) != READ_ONCE(hdr->cons))
-		atomic64_inc(&sdev->stats.busy_poll_hits);
+		sroce_dev_count(sdev, SROCE_CNT_BUSY_POLL_HITS, 1);
 }
 #else
 static void sroce_cq_busy_poll(struct sroce_cq *cq)

@@ -154,6 +154,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->key_xa);
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
+	sroce_counters_cleanup(sdev);
 	sroce_mcast_cleanup(sdev);
 	sroce_net_dev_cleanup(sdev);
 	dev_put(sdev->ndev);
@@ -219,6 +220,11 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
+	.counter_alloc_stats = sroce_counter_alloc_stats,
+	.counter_bind_qp = sroce_counter_bind_qp,
+	.counter_dealloc = sroce_counter_dealloc,
+	.counter_unbind_qp = sroce_counter_unbind_qp,
+	.counter_update_stats = sroce_counter_update_stats,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -345,6 +351,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->key_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->counter_xa, XA_FLAGS_ALLOC1);
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 	sroce_init_attr(sdev);

@@ -164,7 +164,7 @@ void sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	spin_unlock(&sdev->mcg_lock);
 
 	if (!n)
-		atomic64_inc(&sdev->stats.drops[SROCE_DROP_NO_QP]);
+		sroce_dev_count(sdev, SROCE_CNT_DROP(SROCE_DROP_NO_QP), 1);
 	for (i = 0; i < n; i++) {
 		sroce_resp_rcv(qps[i], skb, pkt);
 		sroce_qp_put(qps[i]);

@@ -564,15 +564,17 @@ static void sroce_xmit_take_run(struct sk_buff_head *list,
  * packets to its peer go as one burst; UD and GSI packets go one by one:
  * runs to one peer are rare there, and with bursts of GSI MADs the rdma_cm
  * test saw connections rejected now and then (cause not found). A packet
- * the stack drops is recovered by RC retransmission.
+ * the stack drops is recovered by RC retransmission. Counted for @qp:
+ * packets and bytes (BTH through ICRC) sent, or packets the stack refused.
  */
-void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
-		     struct sk_buff_head *list)
+static void sroce_xmit_list(struct sroce_qp *qp, struct dst_cache *cache,
+			    struct sk_buff_head *list)
 {
+	struct sroce_dev *sdev = qp->sdev;
 	struct sroce_xmit_addr xa;
 	struct sk_buff_head run;
 	struct sk_buff *skb;
-	unsigned int n;
+	unsigned int n, bytes;
 	int ret;
 
 	__skb_queue_head_init(&run);
@@ -588,12 +590,17 @@ void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
 		if (cache)
 			sroce_xmit_take_run(list, &run, skb);
 		n = skb_queue_len(&run);
+		bytes = 0;
+		skb_queue_walk(&run, skb)
+			bytes += skb->len;
 		ret = xa.ipv6 ? sroce_xmit6(sdev, cache, &xa, &run) :
 				sroce_xmit4(sdev, cache, &xa, &run);
-		if (ret && ret != NET_XMIT_CN)
-			atomic64_add(n, &sdev->stats.tx_errors);
-		else
-			atomic64_add(n, &sdev->stats.tx_packets);
+		if (ret && ret != NET_XMIT_CN) {
+			sroce_qp_count(qp, SROCE_CNT_TX_ERRORS, n);
+		} else {
+			sroce_qp_count(qp, SROCE_CNT_TX_PACKETS, n);
+			sroce_qp_count(qp, SROCE_CNT_TX_BYTES, bytes);
+		}
 	}
 	local_bh_enable();
 }
@@ -605,7 +612,7 @@ void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
 			 qp->ibqp.qp_type == IB_QPT_UC;
 
 	/* A lost packet is recovered by the retransmit timer (RC). */
-	sroce_xmit_list(qp->sdev, connected ? &qp->dst_cache : NULL, list);
+	sroce_xmit_list(qp, connected ? &qp->dst_cache : NULL, list);
 }
 
 /* ------------------------------------------------------------------------

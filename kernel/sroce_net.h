@@ -40,8 +40,6 @@ struct sroce_xmit_addr {
 	(LL_RESERVED_SPACE(ndev) + SROCE_IPV6_HDR_BYTES + SROCE_UDP_HDR_BYTES)
 
 struct sk_buff *sroce_skb_alloc(struct sroce_dev *sdev, u32 ib_len);
-void sroce_xmit_list(struct sroce_dev *sdev, struct dst_cache *cache,
-		     struct sk_buff_head *list);
 int sroce_gid_attr_oif(const struct ib_gid_attr *attr);
 void sroce_addr_from_qp(struct sroce_qp *qp, struct sroce_xmit_addr *xa);
 int sroce_addr_from_av(struct sroce_qp *qp, const struct sroce_av *av,

@@ -215,11 +215,36 @@ struct sroce_qp {
 	spinlock_t resp_lock;
 	struct dst_cache dst_cache;
 	bool dst_cache_ready;
+	/* The counter set of the rdma_counter the QP is bound to, if any. */
+	struct sroce_counter_set __rcu *counter;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+/* A per-QP counter set: one rdma_counter's values (sroce_stats.c). */
+struct sroce_counter_set {
+	struct sroce_stats stats;
+	struct rcu_head rcu;
+};
+
+/*
+ * Count @n events of counter @c for @qp: in the set of the counter it is
+ * bound to ("rdma statistic qp ..."), else in the device's. The core shows
+ * the port's totals as the device's values plus every counter's, so an
+ * event is counted once, in one place. Any context.
+ */
+static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c,
+				  s64 n)
+{
+	struct sroce_counter_set *cnt;
+
+	rcu_read_lock();
+	cnt = rcu_dereference(qp->counter);
+	atomic64_add(n, cnt ? &cnt->stats.v[c] : &qp->sdev->stats.v[c]);
+	rcu_read_unlock();
 }
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);

@@ -21,8 +21,8 @@
 
 static void sroce_drop(struct sroce_dev *sdev, enum sroce_drop_reason why)
 {
-	if (sdev && why < SROCE_DROP_NUM)
-		atomic64_inc(&sdev->stats.drops[why]);
+	if (sdev && why > SROCE_DROP_NONE && why < SROCE_DROP_NUM)
+		sroce_dev_count(sdev, SROCE_CNT_DROP(why), 1);
 }
 
 /* Check the IP/UDP framing the ICRC depends on; returns the L3 length. */
@@ -119,9 +119,11 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct sroce_pkt pkt;
 	struct sroce_qp *qp;
 	unsigned int len;
+	/* The UDP payload, BTH through ICRC (the IP layer trimmed the frame). */
+	s64 bytes = skb->len > SROCE_UDP_HDR_BYTES ?
+		    skb->len - SROCE_UDP_HDR_BYTES : 0;
 	int l3_len, err;
 
-	atomic64_inc(&sdev->stats.rx_packets);
 	err = -SROCE_DROP_SHORT;
 	if (!pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES))
 		goto drop;
@@ -170,7 +172,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 			goto drop;
 		sroce_mcast_rcv(sdev, skb, &pkt);
 		consume_skb(skb);
-		return;
+		goto count_dev;
 	}
 	qp = sroce_qp_get(sdev, pkt.dqpn);
 	err = -SROCE_DROP_NO_QP;
@@ -181,6 +183,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		err = -SROCE_DROP_BAD_QP_TYPE;
 		goto drop;
 	}
+	/* Received by the QP: counted for it, before it may answer. */
+	sroce_qp_count(qp, SROCE_CNT_RX_PACKETS, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, bytes);
 	if (pkt.info->flags & SROCE_OPF_REQUEST)
 		sroce_resp_rcv(qp, skb, &pkt);
 	else if (sroce_comp_rcv(qp, skb, &pkt))
@@ -192,4 +197,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 drop:
 	sroce_drop(sdev, -err);
 	kfree_skb(skb);
+count_dev:
+	sroce_dev_count(sdev, SROCE_CNT_RX_PACKETS, 1);
+	sroce_dev_count(sdev, SROCE_CNT_RX_BYTES, bytes);
 }

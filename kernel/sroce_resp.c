@@ -468,7 +468,7 @@ static void sroce_resp_pp_exit(struct sroce_qp *qp)
 {
 	struct sroce_resp *rs = &qp->resp;
 
-	atomic64_inc(&qp->sdev->stats.ack_delays_expired);
+	sroce_qp_count(qp, SROCE_CNT_ACK_DELAYS_EXPIRED, 1);
 	rs->pingpong = false;
 	rs->pp_credit = 0;
 	rs->pp_need = min_t(u32, rs->pp_need * 2, SROCE_PP_NEED_MAX);
@@ -516,7 +516,7 @@ static void sroce_resp_ack_done(struct sroce_qp *qp, struct sk_buff_head *out,
 	struct sroce_resp *rs = &qp->resp;
 
 	if (held) {
-		atomic64_inc(&qp->sdev->stats.acks_delayed);
+		sroce_qp_count(qp, SROCE_CNT_ACKS_DELAYED, 1);
 		/* Unchanged within a tick: mod_timer() returns at once. */
 		mod_timer(&rs->dack, jiffies + SROCE_ACK_DELAY_TICKS);
 		return;
@@ -550,7 +550,7 @@ static bool sroce_resp_res_pending(const struct sroce_resp *rs,
 static void sroce_resp_res_failed(struct sroce_qp *qp,
 				  struct sk_buff_head *out, u32 psn, u32 msn)
 {
-	atomic64_inc(&qp->sdev->stats.err_naks_sent);
+	sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_SENT, 1);
 	sroce_resp_ack(qp, out, psn,
 		       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR), msn);
 	sroce_resp_forget(qp);
@@ -893,7 +893,7 @@ static enum sroce_resp_result sroce_resp_flush_req(struct sroce_qp *qp,
 	if (!sroce_resp_res_next(qp))
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	smp_mb();
-	atomic64_inc(&qp->sdev->stats.flushes);
+	sroce_qp_count(qp, SROCE_CNT_FLUSHES, 1);
 	return sroce_resp_empty_read(qp, pkt, out);
 }
 
@@ -910,7 +910,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 	u32 flags = pkt->info->flags, i, off, mtu = sroce_qp_mtu(qp);
 	struct sroce_res *res;
 
-	atomic64_inc(&qp->sdev->stats.duplicates);
+	sroce_qp_count(qp, SROCE_CNT_DUPLICATES, 1);
 	/* ATOMIC WRITE and FLUSH resources replay like READs of no data. */
 	if (!(flags & (SROCE_OPF_READ | SROCE_OPF_ATOMIC |
 		       SROCE_OPF_ATOMIC_WRITE | SROCE_OPF_FLUSH))) {
@@ -1006,7 +1006,7 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 static void sroce_resp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			   enum sroce_nak_code code, struct sk_buff_head *out)
 {
-	atomic64_inc(&qp->sdev->stats.err_naks_sent);
+	sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_SENT, 1);
 	if (qp->resp.have_wqe && code != SROCE_NAK_PSN_SEQ_ERR &&
 	    qp->resp.in_send)
 		sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
@@ -1038,7 +1038,7 @@ static bool sroce_resp_seq_nak_due(struct sroce_qp *qp, u32 psn)
 		return false;
 	}
 	rs->nak_at = jiffies;
-	atomic64_inc(&qp->sdev->stats.seq_naks_sent);
+	sroce_qp_count(qp, SROCE_CNT_SEQ_NAKS_SENT, 1);
 	return true;
 }
 
@@ -1054,7 +1054,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 
 	/* Failing behind answers still to go out: nothing more is taken. */
 	if (rs->ans_fatal) {
-		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_BAD_QP_STATE), 1);
 		return;
 	}
 	/*
@@ -1117,7 +1117,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		rs->nak_sent = false;
 		break;
 	case SROCE_RESP_RNR:
-		atomic64_inc(&qp->sdev->stats.rnr_naks_sent);
+		sroce_qp_count(qp, SROCE_CNT_RNR_NAKS_SENT, 1);
 		sroce_resp_answer(qp, out, pkt->psn,
 				  sroce_aeth_rnr_nak(qp->min_rnr_timer), false);
 		break;
@@ -1151,11 +1151,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	int err;
 
 	if (pkt->deth.qkey != qp->qkey) {
-		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QKEY]);
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_BAD_QKEY), 1);
 		return;
 	}
 	if (pkt->payload_len > sroce_qp_mtu(qp) || sroce_resp_get_wqe(qp)) {
-		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_NO_MEM]);
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_NO_MEM), 1);
 		return;
 	}
 	/* RoCEv2: the IPv4 header fills the last 20 bytes of the GRH area. */
@@ -1269,7 +1269,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 	__skb_queue_head_init(&out);
 	spin_lock(&qp->resp_lock);
 	if (!sroce_resp_state_ok(qp)) {
-		atomic64_inc(&qp->sdev->stats.drops[SROCE_DROP_BAD_QP_STATE]);
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_BAD_QP_STATE), 1);
 	} else if (qp->ibqp.qp_type == IB_QPT_UD ||
 		   qp->ibqp.qp_type == IB_QPT_GSI) {
 		sroce_resp_ud(qp, skb, pkt);

@@ -129,7 +129,7 @@ void sroce_sq_rewind(struct sroce_qp *qp, u32 psn)
 			s->done = s->sent;
 	}
 	if (back)
-		atomic64_inc(&qp->sdev->stats.retransmits);
+		sroce_qp_count(qp, SROCE_CNT_RETRANSMITS, 1);
 }
 
 /*

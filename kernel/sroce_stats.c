@@ -3,35 +3,16 @@
  * sroce: device counters, shown by `rdma statistic show link DEV/1` and in
  * /sys/class/infiniband/DEV/ports/1/hw_counters/.
  */
+#include <rdma/rdma_counter.h>
+
 #include "sroce_verbs.h"
-
-enum sroce_counter {
-	SROCE_CNT_TX_PACKETS,
-	SROCE_CNT_RX_PACKETS,
-	SROCE_CNT_TX_ERRORS,
-	SROCE_CNT_RETRANSMITS,
-	SROCE_CNT_TIMEOUTS,
-	SROCE_CNT_TAIL_PROBES,
-	SROCE_CNT_ACKS_DELAYED,
-	SROCE_CNT_ACK_DELAYS_EXPIRED,
-	SROCE_CNT_RNR_NAKS_RCVD,
-	SROCE_CNT_RNR_NAKS_SENT,
-	SROCE_CNT_SEQ_NAKS_RCVD,
-	SROCE_CNT_SEQ_NAKS_SENT,
-	SROCE_CNT_ERR_NAKS_RCVD,
-	SROCE_CNT_ERR_NAKS_SENT,
-	SROCE_CNT_DUPLICATES,
-	SROCE_CNT_FLUSHES,
-	SROCE_CNT_BUSY_POLLS,
-	SROCE_CNT_BUSY_POLL_HITS,
-	SROCE_CNT_DROPS,	/* first of SROCE_DROP_NUM - 1 drop counters */
-};
-
-#define SROCE_NUM_COUNTERS	(SROCE_CNT_DROPS + SROCE_DROP_NUM - 1)
+#include "sroce_qp.h"
 
 static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_PACKETS] = { .name = "tx_packets" },
 	[SROCE_CNT_RX_PACKETS] = { .name = "rx_packets" },
+	[SROCE_CNT_TX_BYTES] = { .name = "tx_bytes" },
+	[SROCE_CNT_RX_BYTES] = { .name = "rx_bytes" },
 	[SROCE_CNT_TX_ERRORS] = { .name = "tx_errors" },
 	[SROCE_CNT_RETRANSMITS] = { .name = "retransmits" },
 	[SROCE_CNT_TIMEOUTS] = { .name = "ack_timeouts" },
@@ -48,25 +29,25 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_FLUSHES] = { .name = "flushes" },
 	[SROCE_CNT_BUSY_POLLS] = { .name = "busy_polls" },
 	[SROCE_CNT_BUSY_POLL_HITS] = { .name = "busy_poll_hits" },
-	[SROCE_CNT_DROPS + SROCE_DROP_SHORT - 1] = { .name = "drop_short" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_TVER - 1] = { .name = "drop_bad_tver" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_OPCODE - 1] = { .name = "drop_bad_opcode" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_PAD - 1] = { .name = "drop_bad_pad" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_LENGTH - 1] = { .name = "drop_bad_length" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_QPN - 1] = { .name = "drop_bad_qpn" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_ICRC - 1] = { .name = "drop_bad_icrc" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_IP - 1] = { .name = "drop_bad_ip" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_UDP - 1] = { .name = "drop_bad_udp" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_UDP_PORT - 1] = { .name = "drop_bad_udp_port" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_PKEY - 1] = { .name = "drop_bad_pkey" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_QKEY - 1] = { .name = "drop_bad_qkey" },
-	[SROCE_CNT_DROPS + SROCE_DROP_NO_QP - 1] = { .name = "drop_no_qp" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_QP_STATE - 1] = { .name = "drop_bad_qp_state" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_QP_TYPE - 1] = { .name = "drop_bad_qp_type" },
-	[SROCE_CNT_DROPS + SROCE_DROP_BAD_ADDR - 1] = { .name = "drop_bad_addr" },
-	[SROCE_CNT_DROPS + SROCE_DROP_PSN_OUT_OF_WINDOW - 1] = { .name = "drop_psn_window" },
-	[SROCE_CNT_DROPS + SROCE_DROP_UNSUPPORTED - 1] = { .name = "drop_unsupported" },
-	[SROCE_CNT_DROPS + SROCE_DROP_NO_MEM - 1] = { .name = "drop_no_resources" },
+	[SROCE_CNT_DROP(SROCE_DROP_SHORT)] = { .name = "drop_short" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_TVER)] = { .name = "drop_bad_tver" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_OPCODE)] = { .name = "drop_bad_opcode" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_PAD)] = { .name = "drop_bad_pad" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_LENGTH)] = { .name = "drop_bad_length" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_QPN)] = { .name = "drop_bad_qpn" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_ICRC)] = { .name = "drop_bad_icrc" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_IP)] = { .name = "drop_bad_ip" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_UDP)] = { .name = "drop_bad_udp" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_UDP_PORT)] = { .name = "drop_bad_udp_port" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_PKEY)] = { .name = "drop_bad_pkey" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_QKEY)] = { .name = "drop_bad_qkey" },
+	[SROCE_CNT_DROP(SROCE_DROP_NO_QP)] = { .name = "drop_no_qp" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_QP_STATE)] = { .name = "drop_bad_qp_state" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_QP_TYPE)] = { .name = "drop_bad_qp_type" },
+	[SROCE_CNT_DROP(SROCE_DROP_BAD_ADDR)] = { .name = "drop_bad_addr" },
+	[SROCE_CNT_DROP(SROCE_DROP_PSN_OUT_OF_WINDOW)] = { .name = "drop_psn_window" },
+	[SROCE_CNT_DROP(SROCE_DROP_UNSUPPORTED)] = { .name = "drop_unsupported" },
+	[SROCE_CNT_DROP(SROCE_DROP_NO_MEM)] = { .name = "drop_no_resources" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -78,32 +59,126 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
+static void sroce_stats_read(const struct sroce_stats *st, u64 *v)
+{
+	int i;
+
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+		v[i] = atomic64_read(&st->v[i]);
+}
+
+/* The device's own values: events of QPs bound to no counter. */
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
-	struct sroce_stats *st = &to_sdev(ibdev)->stats;
-	u64 *v = stats->value;
-	int i;
-
-	v[SROCE_CNT_TX_PACKETS] = atomic64_read(&st->tx_packets);
-	v[SROCE_CNT_RX_PACKETS] = atomic64_read(&st->rx_packets);
-	v[SROCE_CNT_TX_ERRORS] = atomic64_read(&st->tx_errors);
-	v[SROCE_CNT_RETRANSMITS] = atomic64_read(&st->retransmits);
-	v[SROCE_CNT_TIMEOUTS] = atomic64_read(&st->timeouts);
-	v[SROCE_CNT_TAIL_PROBES] = atomic64_read(&st->tail_probes);
-	v[SROCE_CNT_ACKS_DELAYED] = atomic64_read(&st->acks_delayed);
-	v[SROCE_CNT_ACK_DELAYS_EXPIRED] = atomic64_read(&st->ack_delays_expired);
-	v[SROCE_CNT_RNR_NAKS_RCVD] = atomic64_read(&st->rnr_naks_rcvd);
-	v[SROCE_CNT_RNR_NAKS_SENT] = atomic64_read(&st->rnr_naks_sent);
-	v[SROCE_CNT_SEQ_NAKS_RCVD] = atomic64_read(&st->seq_naks_rcvd);
-	v[SROCE_CNT_SEQ_NAKS_SENT] = atomic64_read(&st->seq_naks_sent);
-	v[SROCE_CNT_ERR_NAKS_RCVD] = atomic64_read(&st->err_naks_rcvd);
-	v[SROCE_CNT_ERR_NAKS_SENT] = atomic64_read(&st->err_naks_sent);
-	v[SROCE_CNT_DUPLICATES] = atomic64_read(&st->duplicates);
-	v[SROCE_CNT_FLUSHES] = atomic64_read(&st->flushes);
-	v[SROCE_CNT_BUSY_POLLS] = atomic64_read(&st->busy_polls);
-	v[SROCE_CNT_BUSY_POLL_HITS] = atomic64_read(&st->busy_poll_hits);
-	for (i = 1; i < SROCE_DROP_NUM; i++)
-		v[SROCE_CNT_DROPS + i - 1] = atomic64_read(&st->drops[i]);
+	sroce_stats_read(&to_sdev(ibdev)->stats, stats->value);
 	return SROCE_NUM_COUNTERS;
+}
+
+/* ------------------------------------------------------------------------
+ * Per-QP counters: the RDMA core's counter binding ("rdma statistic qp set
+ * link DEV/1 auto type on", "rdma statistic qp bind ..."). The core keeps
+ * an rdma_counter per group of QPs; sroce keeps its values in a struct
+ * sroce_counter found by the counter's id in sdev->counter_xa, and a bound
+ * QP counts there instead of in the device (sroce_qp_count()). The core
+ * shows the port's totals as the device's values plus every counter's, and
+ * folds a counter's last values into its history when the counter goes.
+ * No software RDMA driver of 6.1 or 6.12 has per-QP counters.
+ */
+
+struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_desc,
+					  SROCE_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* Bind @ibqp to @counter (under counter->lock, a mutex). */
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_counter_set *cnt;
+	u32 id;
+	int err;
+
+	if (!counter->id) {
+		/* The counter's first QP: its values start at zero. */
+		cnt = kzalloc(sizeof(*cnt), GFP_KERNEL);
+		if (!cnt)
+			return -ENOMEM;
+		err = xa_alloc(&sdev->counter_xa, &id, cnt, xa_limit_31b,
+			       GFP_KERNEL);
+		if (err) {
+			kfree(cnt);
+			return err;
+		}
+		counter->id = id;
+	} else {
+		cnt = xa_load(&sdev->counter_xa, counter->id);
+		if (WARN_ON(!cnt))
+			return -EINVAL;
+	}
+	rcu_assign_pointer(qp->counter, cnt);
+	ibqp->counter = counter;
+	return 0;
+}
+
+/*
+ * Unbind @ibqp. What it counted while bound stays in the counter, as the
+ * core expects; from now on it counts in the device again.
+ */
+int sroce_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	RCU_INIT_POINTER(qp->counter, NULL);
+	ibqp->counter = NULL;
+	/*
+	 * Let events counted for the counter land before the core reads it
+	 * a last time (when its last QP goes, the values join the port's
+	 * history). A mutex is held here, no spinlock: sleeping is allowed.
+	 */
+	synchronize_rcu();
+	return 0;
+}
+
+/* The counter's last QP is gone: free its values after RCU readers. */
+int sroce_counter_dealloc(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_counter_set *cnt;
+
+	if (!counter->id)
+		return 0;
+	cnt = xa_erase(&sdev->counter_xa, counter->id);
+	if (cnt)
+		kfree_rcu(cnt, rcu);
+	return 0;
+}
+
+int sroce_counter_update_stats(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_counter_set *cnt;
+
+	cnt = xa_load(&sdev->counter_xa, counter->id);
+	if (!cnt)
+		return -EINVAL;
+	sroce_stats_read(&cnt->stats, counter->stats->value);
+	return 0;
+}
+
+/*
+ * The device goes: free counter sets the core left (it deallocates its
+ * counters before the driver's device is released; a safety net).
+ */
+void sroce_counters_cleanup(struct sroce_dev *sdev)
+{
+	struct sroce_counter_set *cnt;
+	unsigned long id;
+
+	xa_for_each(&sdev->counter_xa, id, cnt)
+		kfree(cnt);
+	xa_destroy(&sdev->counter_xa);
 }

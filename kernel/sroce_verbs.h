@@ -77,5 +77,11 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter);
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int sroce_counter_unbind_qp(struct ib_qp *ibqp);
+int sroce_counter_dealloc(struct rdma_counter *counter);
+int sroce_counter_update_stats(struct rdma_counter *counter);
+void sroce_counters_cleanup(struct sroce_dev *sdev);
 
 #endif /* SROCE_VERBS_H */

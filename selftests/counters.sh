@@ -1,0 +1,174 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Counters for a known traffic pattern, on each sroce guest (an rxe peer
+# just carries the traffic). ibv_rc_pingpong -c with path MTU 1024, guest
+# a the server; each side sends ITERS messages of SIZE bytes.
+#   bytes: 200 x 10000 B (10 packets a message). tx_bytes and rx_bytes (the
+#     UDP payload: BTH through ICRC) grow by at least the data plus 16
+#     bytes (BTH, ICRC) per data packet, and by at most the data plus 40
+#     bytes per packet sent or received (the largest header set) plus the
+#     data of retransmitted packets;
+#   auto per-QP counters ("rdma statistic qp set link DEV/1 auto type
+#     on"): during a 20000 x 4096 B run, "rdma statistic qp show" lists a
+#     counter of type RC for ibv_rc_pingpong with its QP and growing
+#     tx_bytes; after the run the port's tx_bytes grew by the data once
+#     (at most 1.5 times it: an event counted in the counter and in the
+#     device would double it) and the counter is gone;
+#   manual binding: the QP of a running transfer bound with "rdma
+#     statistic qp bind ... lqpn N" gets a counter whose tx_packets grow;
+#     "unbind" removes it; the transfer completes.
+# Before sroce had counter operations, "auto type on" was accepted and no
+# QP was ever bound (the core ignores a failed bind).
+# timeout: 300
+# shellcheck source=lib/guest.sh
+. "$(dirname "$0")/lib/guest.sh"
+rig_suites sroce-sroce sroce-rxe
+
+rig_require_peer
+rig_require_cmd ibv_rc_pingpong python3
+rig_setup_dev
+gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
+sroce=0
+[ "$RIG_DEV_TYPE" = sroce ] && sroce=1
+link=$RIG_DEV/1
+hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
+cnt() { cat "$hw/$1"; }
+cleanup() {
+	local rc=$?
+	[ "$sroce" = 1 ] && rdma statistic qp set link "$link" auto off 2>/dev/null
+	exit "$rc"
+}
+trap cleanup EXIT
+
+# qp_counters: "rdma -j statistic qp show" as lines "CNTN TYPE COMM
+# TX_PACKETS TX_BYTES LQPN,LQPN..." (one per counter).
+qp_counters() {
+	rdma -j statistic qp show link "$link" | python3 -c '
+import json, sys
+
+def flat(obj, out, qps):
+    for k, v in obj.items():
+        if k.lower() == "lqpn":
+            qps.extend(v if isinstance(v, list) else [v])
+        elif isinstance(v, dict):
+            flat(v, out, qps)
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            for e in v:
+                flat(e, out, qps)
+        else:
+            out[k] = v
+
+for c in json.load(sys.stdin):
+    out, qps = {}, []
+    flat(c, out, qps)
+    print(out.get("cntn"), out.get("qp-type"), out.get("comm"),
+          out.get("tx_packets", 0), out.get("tx_bytes", 0),
+          ",".join(str(q) for q in qps) or "-")'
+}
+
+# run_start NAME SIZE ITERS: ibv_rc_pingpong -c in the background (a
+# serves, b connects once a listens); run_wait NAME SIZE ITERS checks it.
+port=18870
+run_start() {
+	local name=$1 p=$port args=(-d "$RIG_DEV" -g "$gid" -c -s "$2" -n "$3" -m 1024 -p "$port")
+	port=$((port + 1))
+	if rig_is_a; then
+		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}"
+		rig_wait_listen "$p" 30 "$RIG_BG_PID" || rig_fail "$name: the server did not start"
+		rig_signal "listen-$name"
+	else
+		rig_wait "listen-$name" 60 >/dev/null || rig_fail "$name: the server never listened"
+		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}" "$RIG_PEER_IP4"
+	fi
+	pid=$RIG_BG_PID
+}
+run_wait() {
+	local name=$1 log=$RIG_TEST_OUT/$1.log
+	rig_bg_wait "$pid" || { sed 's/^/    /' "$log"; rig_fail "$name: ibv_rc_pingpong failed"; }
+	grep -qi 'invalid data' "$log" && rig_fail "$name: the received buffer is wrong"
+	grep -q "^$(($2 * $3 * 2)) bytes in " "$log" || rig_fail "$name: not $(($2 * $3 * 2)) bytes moved"
+	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"
+}
+
+# --- bytes --------------------------------------------------------------
+if [ "$sroce" = 1 ]; then
+	declare -A b
+	for c in tx_bytes rx_bytes tx_packets rx_packets retransmits; do
+		[ -e "$hw/$c" ] || rig_fail "no $c counter on $RIG_DEV"
+		b[$c]=$(cnt "$c")
+	done
+fi
+rig_barrier bytes-ready 60 || rig_fail "the peer is not ready"
+run_start bytes 10000 200
+run_wait bytes 10000 200
+if [ "$sroce" = 1 ]; then
+	data=$((10000 * 200)) pkts=$((10 * 200))
+	tx=$(($(cnt tx_bytes) - b[tx_bytes])) rx=$(($(cnt rx_bytes) - b[rx_bytes]))
+	txp=$(($(cnt tx_packets) - b[tx_packets])) rxp=$(($(cnt rx_packets) - b[rx_packets]))
+	re=$(($(cnt retransmits) - b[retransmits]))
+	rig_log "bytes: tx_bytes +$tx (packets +$txp), rx_bytes +$rx (packets +$rxp), retransmits +$re; data $data B in $pkts packets each way"
+	[ "$tx" -ge $((data + 16 * pkts)) ] || rig_fail "tx_bytes +$tx, below the data and headers ($((data + 16 * pkts)))"
+	[ "$rx" -ge $((data + 16 * pkts)) ] || rig_fail "rx_bytes +$rx, below the data and headers ($((data + 16 * pkts)))"
+	[ "$tx" -le $((data + 40 * txp + 1024 * re)) ] || rig_fail "tx_bytes +$tx, more than $txp packets can hold"
+	[ "$rx" -le $((data + 40 * rxp + 1024 * re)) ] || rig_fail "rx_bytes +$rx, more than $rxp packets can hold"
+fi
+
+# --- auto per-QP counters --------------------------------------------------
+if [ "$sroce" = 1 ]; then
+	rdma statistic qp set link "$link" auto type on || rig_fail "rdma statistic qp set auto type on failed"
+	t0=$(cnt tx_bytes)
+fi
+rig_barrier auto-ready 60 || rig_fail "the peer is not ready"
+run_start auto 4096 20000
+if [ "$sroce" = 1 ]; then
+	rig_sleep 2
+	kill -0 "$pid" 2>/dev/null || rig_fail "auto: the transfer ended within 2 s; make it longer"
+	first=$(qp_counters | grep -E "^[0-9]+ RC ")
+	rig_sleep 1
+	second=$(qp_counters | grep -E "^[0-9]+ RC ")
+	rig_log "auto: counters $(qp_counters | xargs)"
+	[ -n "$first" ] || rig_fail "auto: no RC counter for ibv_rc_pingpong (rdma statistic qp show)"
+	read -r _ _ _ _ b1 q1 <<<"$first"
+	read -r _ _ _ _ b2 _ <<<"$second"
+	[ "$q1" != - ] || rig_fail "auto: the counter has no QP"
+	[ "${b2:-0}" -gt "${b1:-0}" ] || rig_fail "auto: the counter's tx_bytes did not grow ($b1, then $b2)"
+fi
+run_wait auto 4096 20000
+if [ "$sroce" = 1 ]; then
+	grown=$(($(cnt tx_bytes) - t0)) adata=$((4096 * 20000))
+	rig_log "auto: port tx_bytes +$grown for $adata B of data"
+	[ "$grown" -ge "$adata" ] || rig_fail "auto: the port's tx_bytes grew by $grown, less than the data ($adata)"
+	[ "$grown" -le $((adata * 3 / 2)) ] || rig_fail "auto: the port's tx_bytes grew by $grown: counted twice?"
+	left=$(qp_counters | grep -cE "^[0-9]+ RC ")
+	[ "$left" = 0 ] || rig_fail "auto: $left counters left after the QPs went"
+	rdma statistic qp set link "$link" auto off || rig_fail "rdma statistic qp set auto off failed"
+fi
+
+# --- manual binding ----------------------------------------------------------
+rig_barrier bind-ready 60 || rig_fail "the peer is not ready"
+run_start bind 4096 20000
+if [ "$sroce" = 1 ]; then
+	rig_sleep 2
+	kill -0 "$pid" 2>/dev/null || rig_fail "bind: the transfer ended within 2 s; make it longer"
+	qpn=$(rdma -j resource show qp link "$link" | python3 -c '
+import json, sys
+for q in json.load(sys.stdin):
+    if q.get("type") == "RC" and q.get("comm") == "ibv_rc_pingpong":
+        print(q["lqpn"]); break')
+	[ -n "$qpn" ] || rig_fail "bind: no RC QP of ibv_rc_pingpong in rdma resource show"
+	rdma statistic qp bind link "$link" lqpn "$qpn" || rig_fail "bind: rdma statistic qp bind lqpn $qpn failed"
+	first=$(qp_counters | grep -E " $qpn(,|\$)")
+	rig_sleep 1
+	second=$(qp_counters | grep -E " $qpn(,|\$)")
+	[ -n "$first" ] || rig_fail "bind: no counter lists QP $qpn"
+	read -r cntn _ _ p1 _ _ <<<"$first"
+	read -r _ _ _ p2 _ _ <<<"$second"
+	rig_log "bind: QP $qpn in counter $cntn, tx_packets $p1 then $p2"
+	[ "${p2:-0}" -gt "${p1:-0}" ] || rig_fail "bind: the counter's tx_packets did not grow"
+	rdma statistic qp unbind link "$link" cntn "$cntn" lqpn "$qpn" ||
+		rig_fail "bind: rdma statistic qp unbind failed"
+	! qp_counters | grep -qE " $qpn(,|\$)" || rig_fail "bind: QP $qpn still in a counter after unbind"
+fi
+run_wait bind 4096 20000
+rig_log "PASS"
