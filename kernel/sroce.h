@@ -98,7 +98,6 @@ struct sroce_stats {
 	atomic64_t v[SROCE_NUM_COUNTERS];
 };
 
-
 struct sroce_socks;
 
 struct sroce_dev {

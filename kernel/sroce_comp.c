@@ -13,6 +13,7 @@
 #include "sroce_engine.h"
 #include "sroce_sq.h"
 #include "sroce_cq.h"
+#include "sroce_trace.h"
 
 /*
  * Retire the oldest WQE: free its ring slot, then a CQE if it asks for
@@ -182,6 +183,7 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 psn, bool *lost)
 /* Go back to @psn and wake the requester to send from there at once. */
 static void sroce_comp_go_back(struct sroce_qp *qp, u32 psn)
 {
+	trace_sroce_retransmit(qp->ibqp.qp_num, qp->req.psn, psn);
 	sroce_sq_rewind(qp, psn);
 	qp->req.blocked = true;
 	sroce_comp_unblock(qp);
@@ -580,6 +582,9 @@ bool sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		goto out;
 	}
 
+	if (flags & SROCE_OPF_AETH)
+		trace_sroce_ack_rcvd(qp->ibqp.qp_num, pkt->psn,
+				     pkt->aeth.syndrome, pkt->aeth.msn);
 	probe = qp->comp.probe;
 	old_psn = qp->comp.psn;
 	sent_end = qp->req.psn;
@@ -630,6 +635,8 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	if (!sroce_comp_live(qp) || !sroce_comp_outstanding(qp))
 		goto out;
 	sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
+	trace_sroce_timeout(qp->ibqp.qp_num, qp->comp.psn, qp->comp.retry_left,
+			    false);
 	if (!qp->comp.retry_left) {
 		sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
 		goto out;
@@ -749,6 +756,8 @@ static void sroce_comp_tlp_fire(struct timer_list *t)
 		mod_timer(t, jiffies + sroce_comp_pto_jiffies(qp));
 		goto out;
 	}
+	trace_sroce_timeout(qp->ibqp.qp_num, qp->comp.psn, qp->comp.retry_left,
+			    true);
 	sroce_comp_tlp_send(qp);
 	qp->comp.tlp_sent++;
 	sroce_qp_count(qp, SROCE_CNT_TAIL_PROBES, 1);

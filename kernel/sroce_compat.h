@@ -70,4 +70,14 @@ static inline void sroce_vm_flags_set(struct vm_area_struct *vma,
 }
 #endif
 
+/*
+ * Driver details of an SRQ in `rdma resource show srq -dd`: the op is in
+ * 6.12, not in 6.1 (the 6.1 core shows the generic attributes only).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define SROCE_OP_FILL_RES_SRQ(fn)	.fill_res_srq_entry = (fn),
+#else
+#define SROCE_OP_FILL_RES_SRQ(fn)
+#endif
+
 #endif /* SROCE_COMPAT_H */

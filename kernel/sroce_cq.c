@@ -11,6 +11,7 @@
 
 #include "sroce_cq.h"
 #include "sroce_verbs.h"
+#include "sroce_trace.h"
 
 /*
  * Busy polling. A user CQ is polled from its mapped ring, so a thread
@@ -86,6 +87,8 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	u32 prod, cons;
 
 	solicited |= cqe->status != IB_WC_SUCCESS;
+	trace_sroce_cqe(cq->ibcq.res.id, cqe->qp_num, cqe->wr_id, cqe->status,
+			cqe->opcode, cqe->byte_len);
 
 	spin_lock_irqsave(&cq->lock, flags);
 	hdr = cq->q.hdr;

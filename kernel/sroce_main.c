@@ -15,7 +15,11 @@
 #include "sroce_engine.h"
 #include "sroce_cq.h"
 #include "sroce_srq.h"
+#include "sroce_compat.h"
 #include "sroce_net.h"
+
+#define CREATE_TRACE_POINTS
+#include "sroce_trace.h"
 
 MODULE_AUTHOR("sroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 device");
@@ -244,6 +248,10 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.device_group = &sroce_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.enable_driver = sroce_enable_driver,
+	.fill_res_cq_entry = sroce_fill_res_cq_entry,
+	.fill_res_mr_entry = sroce_fill_res_mr_entry,
+	.fill_res_qp_entry = sroce_fill_res_qp_entry,
+	SROCE_OP_FILL_RES_SRQ(sroce_fill_res_srq_entry)
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
 	.get_hw_stats = sroce_get_hw_stats,

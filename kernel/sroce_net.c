@@ -32,6 +32,7 @@
 #include <rdma/ib_cache.h>
 
 #include "sroce_net.h"
+#include "sroce_trace.h"
 #include "proto/sroce_icrc.h"
 
 /*
@@ -578,6 +579,9 @@ static void sroce_xmit_list(struct sroce_qp *qp, struct dst_cache *cache,
 	int ret;
 
 	__skb_queue_head_init(&run);
+	if (trace_sroce_xmit_enabled())
+		skb_queue_walk(list, skb)
+			trace_sroce_xmit(qp->ibqp.qp_num, skb->data, skb->len);
 	/*
 	 * The doorbell and the work item send too, in process context: the
 	 * dst cache is per CPU and shared with the ACK softirq, so its users

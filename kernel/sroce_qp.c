@@ -11,6 +11,7 @@
  * completer and responder stand above this file and only ever call down.
  */
 #include "sroce_qp.h"
+#include "sroce_trace.h"
 
 struct workqueue_struct *sroce_wq;
 
@@ -109,6 +110,7 @@ void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state next)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
+	trace_sroce_qp_state(qp->ibqp.qp_num, qp->state, next);
 	WRITE_ONCE(qp->state, next);
 	if (next == IB_QPS_ERR || next == IB_QPS_RESET)
 		sroce_qp_set_flush_flag(qp, next == IB_QPS_ERR);

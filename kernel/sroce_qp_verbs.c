@@ -19,6 +19,7 @@
 #include "sroce_cq.h"
 #include "sroce_srq.h"
 #include "sroce_verbs.h"
+#include "sroce_trace.h"
 #include <sroce/sroce_wire.h>
 
 static const char * const sroce_qp_state_name[] = {
@@ -752,6 +753,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (wr)
 		return -EINVAL;
+	trace_sroce_doorbell(qp->ibqp.qp_num, READ_ONCE(qp->sq.hdr->prod));
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
 		sroce_sq_flush(qp);
 	else

@@ -17,10 +17,12 @@
 
 #include "sroce_engine.h"
 #include "sroce_net.h"
+#include "sroce_trace.h"
 #include "proto/sroce_icrc.h"
 
 static void sroce_drop(struct sroce_dev *sdev, enum sroce_drop_reason why)
 {
+	trace_sroce_drop(why);
 	if (sdev && why > SROCE_DROP_NONE && why < SROCE_DROP_NUM)
 		sroce_dev_count(sdev, SROCE_CNT_DROP(why), 1);
 }
@@ -184,6 +186,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 	/* Received by the QP: counted for it, before it may answer. */
+	trace_sroce_recv(pkt.dqpn, pkt.opcode, pkt.psn, bytes);
 	sroce_qp_count(qp, SROCE_CNT_RX_PACKETS, 1);
 	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, bytes);
 	if (pkt.info->flags & SROCE_OPF_REQUEST)

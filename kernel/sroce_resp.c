@@ -18,6 +18,7 @@
 #include "sroce_srq.h"
 #include "sroce_net.h"
 #include "sroce_compat.h"
+#include "sroce_trace.h"
 
 /* READ response packets built per softirq or work-item pass. */
 #define SROCE_READ_BURST	32
@@ -83,6 +84,7 @@ static bool sroce_resp_ack(struct sroce_qp *qp, struct sk_buff_head *out,
 
 	if (!skb)
 		return false;
+	trace_sroce_ack_sent(qp->ibqp.qp_num, psn, syndrome, msn);
 	__skb_queue_tail(out, skb);
 	return true;
 }

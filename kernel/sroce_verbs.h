@@ -77,6 +77,11 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+/* sroce_restrack.c: rdma resource show -dd */
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int sroce_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
 struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter);
 int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
 int sroce_counter_unbind_qp(struct ib_qp *ibqp);

@@ -25,7 +25,8 @@ set -euo pipefail
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
 # from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
 # the NFS server and client for nfs_rdma.sh, openssl for test patterns).
-# The benchmark (tools/bench/): gnuplot for its plot, perf for --profile.
+# The benchmark (tools/bench/): gnuplot for its plot, perf for --profile;
+# perf and trace-cmd read sroce's tracepoints (tracepoints.sh).
 PACKAGES=(
 	build-essential libelf-dev flex bison bc
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
@@ -37,7 +38,7 @@ PACKAGES=(
 	sparse clang-format shellcheck
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
 	procps util-linux coreutils gawk
-	gnuplot-nox linux-perf
+	gnuplot-nox linux-perf trace-cmd
 )
 
 quiet=0

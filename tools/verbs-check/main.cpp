@@ -54,6 +54,8 @@ static const char usage_text[] =
     "  memcg DEV (--expect-enomem-above B | --expect-success-up-to B) [--cgroup DIR]\n"
     "        [--kinds cq,srq,rq,sq]\n"
     "      ring memory is charged to the memory cgroup of the process (run in one)\n"
+    "  resdetails DEV [--gid-index I]\n"
+    "      the driver details of rdma resource show -dd for objects in known states\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -151,6 +153,7 @@ int main(int argc, char **argv)
 	    {"stress", vc::cmd_stress},
 	    {"memcg", vc::cmd_memcg},
 	    {"bound", vc::cmd_bound},
+	    {"resdetails", vc::cmd_resdetails},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */

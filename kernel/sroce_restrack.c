@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: driver details for `rdma resource show {qp,cq,mr,srq} -dd` (and
+ * -j): where a QP's requester, completer and responder stand, a ring's
+ * indices, a CQ's arm state, an MR's pages. The core calls these with a
+ * reference on the object held and no lock of its own, after its generic
+ * attributes (state, PSNs from query_qp, keys, lengths). Each value is a
+ * snapshot taken under the lock the data path writes it under; rings'
+ * user-written indices are shown as found, never trusted.
+ */
+#include <rdma/restrack.h>
+
+#include "sroce_verbs.h"
+#include "sroce_qp.h"
+#include "sroce_cq.h"
+#include "sroce_srq.h"
+#include "sroce_mem.h"
+
+struct sroce_res_u32 {
+	const char *name;
+	u32 val;
+};
+
+/* Put @n name/value pairs in one RDMA_NLDEV_ATTR_DRIVER nest. */
+static int sroce_res_put(struct sk_buff *msg, const struct sroce_res_u32 *v,
+			 unsigned int n, const char *str_name, const char *str)
+{
+	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	unsigned int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++)
+		if (rdma_nl_put_driver_u32(msg, v[i].name, v[i].val))
+			goto err;
+	if (str && rdma_nl_put_driver_string(msg, str_name, str))
+		goto err;
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+/* ms until @t fires, or 0 when it is not armed. */
+static u32 sroce_timer_left_ms(const struct timer_list *t)
+{
+	unsigned long left;
+
+	if (!timer_pending(t))
+		return 0;
+	left = READ_ONCE(t->expires) - jiffies;
+	return (long)left > 0 ? jiffies_to_msecs(left) : 1;
+}
+
+static const char *const sroce_arm_names[] = {
+	[SROCE_CQ_ARM_NONE] = "none",
+	[SROCE_CQ_ARM_SOLICITED] = "solicited",
+	[SROCE_CQ_ARM_NEXT] = "next",
+};
+
+static const char *sroce_arm_name(u32 arm)
+{
+	return arm < ARRAY_SIZE(sroce_arm_names) ? sroce_arm_names[arm] :
+						   "invalid";
+}
+
+/* A ring's producer, consumer and size, under @names. */
+static const char *const sroce_sq_names[] = { "sq_prod", "sq_cons", "sq_size" };
+static const char *const sroce_rq_names[] = { "rq_prod", "rq_cons", "rq_size" };
+static const char *const sroce_cq_names[] = { "prod", "cons", "size" };
+
+static unsigned int sroce_res_ring(struct sroce_res_u32 *v,
+				   const char *const names[3],
+				   const struct sroce_queue *q, bool we_produce)
+{
+	u32 other = we_produce ? READ_ONCE(q->hdr->cons) : READ_ONCE(q->hdr->prod);
+
+	v[0] = (struct sroce_res_u32){ names[0], we_produce ? q->idx : other };
+	v[1] = (struct sroce_res_u32){ names[1], we_produce ? other : q->idx };
+	v[2] = (struct sroce_res_u32){ names[2], q->num_entries };
+	return 3;
+}
+
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	bool connected = ibqp->qp_type == IB_QPT_RC ||
+			 ibqp->qp_type == IB_QPT_UC;
+	struct sroce_res_u32 v[32];
+	unsigned int n = 0;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->sq.hdr)
+		n += sroce_res_ring(v + n, sroce_sq_names, &qp->sq, false);
+	v[n++] = (struct sroce_res_u32){ "req_psn", qp->req.psn };
+	v[n++] = (struct sroce_res_u32){ "req_wqe", qp->req.idx };
+	if (connected) {
+		v[n++] = (struct sroce_res_u32){ "req_psn_max",
+						 qp->req.psn_max };
+		v[n++] = (struct sroce_res_u32){ "req_blocked",
+						 qp->req.blocked };
+		v[n++] = (struct sroce_res_u32){ "rd_atomic_out",
+						 qp->req.rd_atomic };
+		v[n++] = (struct sroce_res_u32){ "comp_psn", qp->comp.psn };
+		v[n++] = (struct sroce_res_u32){ "retry_left",
+						 qp->comp.retry_left };
+		v[n++] = (struct sroce_res_u32){ "rnr_retry_left",
+						 qp->comp.rnr_retry_left };
+		v[n++] = (struct sroce_res_u32){ "rnr_wait",
+						 qp->comp.rnr_wait };
+		v[n++] = (struct sroce_res_u32){
+			"rto_ms", sroce_timer_left_ms(&qp->comp.rto) };
+		v[n++] = (struct sroce_res_u32){
+			"rnr_timer_ms", sroce_timer_left_ms(&qp->comp.rnr_timer) };
+		v[n++] = (struct sroce_res_u32){
+			"tlp_ms", sroce_timer_left_ms(&qp->comp.tlp) };
+		v[n++] = (struct sroce_res_u32){
+			"srtt_us", (u32)min_t(u64, div_u64(qp->comp.srtt, 1000),
+					      U32_MAX) };
+		v[n++] = (struct sroce_res_u32){ "mtu", qp->conn_mtu };
+	}
+	spin_unlock_bh(&qp->sq_lock);
+
+	spin_lock_bh(&qp->resp_lock);
+	if (qp->rq.hdr)
+		n += sroce_res_ring(v + n, sroce_rq_names, &qp->rq, false);
+	if (connected) {
+		v[n++] = (struct sroce_res_u32){ "resp_epsn", qp->resp.epsn };
+		v[n++] = (struct sroce_res_u32){ "resp_msn", qp->resp.msn };
+		v[n++] = (struct sroce_res_u32){ "resp_res_pending",
+						 qp->resp.res_pending };
+		v[n++] = (struct sroce_res_u32){ "resp_res_max",
+						 qp->resp.res_n };
+		v[n++] = (struct sroce_res_u32){ "resp_nak_sent",
+						 qp->resp.nak_sent };
+	}
+	spin_unlock_bh(&qp->resp_lock);
+
+	return sroce_res_put(msg, v, n, NULL, NULL);
+}
+
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_res_u32 v[4];
+	unsigned long flags;
+	unsigned int n;
+	u32 arm;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = sroce_res_ring(v, sroce_cq_names, &cq->q, true);
+	v[n++] = (struct sroce_res_u32){ "overflowed", cq->overflowed };
+	arm = cq->is_user ? READ_ONCE(cq->q.hdr->uflags) : cq->knotify;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	return sroce_res_put(msg, v, n, "arm", sroce_arm_name(arm));
+}
+
+static const char *const sroce_mr_kinds[] = {
+	[SROCE_MR_DMA] = "dma",
+	[SROCE_MR_USER] = "user",
+	[SROCE_MR_FAST] = "fast",
+};
+
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	struct sroce_res_u32 v[4];
+	unsigned int n = 0;
+	int mw = atomic_read(&mr->num_mw);
+
+	switch (mr->kind) {
+	case SROCE_MR_USER:
+		v[n++] = (struct sroce_res_u32){ "pages_pinned", mr->nupages };
+		break;
+	case SROCE_MR_FAST:
+		v[n++] = (struct sroce_res_u32){ "pages", READ_ONCE(mr->npages) };
+		v[n++] = (struct sroce_res_u32){ "max_pages", mr->max_pages };
+		break;
+	default:
+		break;
+	}
+	v[n++] = (struct sroce_res_u32){ "mw_bound", mw > 0 ? mw : 0 };
+	return sroce_res_put(msg, v, n, "kind", mr->kind <
+			     ARRAY_SIZE(sroce_mr_kinds) ?
+			     sroce_mr_kinds[mr->kind] : "?");
+}
+
+int sroce_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_res_u32 v[5];
+	unsigned int n;
+
+	spin_lock_bh(&srq->lock);
+	n = sroce_res_ring(v, sroce_rq_names, &srq->rq, false);
+	v[n++] = (struct sroce_res_u32){ "limit", srq->limit };
+	v[n++] = (struct sroce_res_u32){ "error", srq->error };
+	spin_unlock_bh(&srq->lock);
+	return sroce_res_put(msg, v, n, NULL, NULL);
+}

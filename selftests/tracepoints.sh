@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# sroce's tracepoints (system "sroce", kernel/sroce_trace.h) through perf
+# and trace-cmd, in the sroce-sroce pair.
+#   every event fires: "perf record -e 'sroce:*' -a" on guest a while
+#     "sroce-verbs-check resdetails" runs there (a loopback RC pair: SENDs
+#     ACKed, then a SEND to a reset QP retried until
+#     IBV_WC_RETRY_EXC_ERR) and guest b sends a runt UDP datagram to a's
+#     port 4791; "perf script" must show each of sroce_xmit, sroce_recv,
+#     sroce_drop, sroce_ack_sent, sroce_ack_rcvd, sroce_retransmit,
+#     sroce_timeout, sroce_qp_state, sroce_cqe and sroce_doorbell, with
+#     the reset QP's timeouts and retransmits at the PSN it was stuck at;
+#   a lossy transfer: "trace-cmd record -e sroce" on a while
+#     ibv_rc_pingpong -c (200 x 4096 B, path MTU 1024) runs between the
+#     guests with 5% of b's packets lost (netem); the transfer completes
+#     intact and a's trace holds the packets of its QP (report excerpt in
+#     the log).
+# timeout: 240
+# shellcheck source=lib/guest.sh
+. "$(dirname "$0")/lib/guest.sh"
+rig_suites sroce-sroce
+
+rig_require_peer
+[ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs where both guests are sroce"
+rig_require_cmd perf trace-cmd ibv_rc_pingpong
+rig_setup_dev
+gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
+VC=${SROCE_VERBS_CHECK:-${RIG_REPO:-/work/main}/build/tools/verbs-check/sroce-verbs-check}
+[ -x "$VC" ] || rig_fail "no $VC (cmake --build build)"
+[ -d /sys/kernel/tracing/events/sroce ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+[ -d /sys/kernel/tracing/events/sroce ] || rig_fail "no sroce events in /sys/kernel/tracing/events"
+cleanup() {
+	local rc=$?
+	rig_is_b && tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
+	exit "$rc"
+}
+trap cleanup EXIT
+
+# --- every event fires (perf) ------------------------------------------------
+if rig_is_a; then
+	data=$RIG_TEST_OUT/perf.data
+	perf record -q -e 'sroce:*' -a -o "$data" >"$RIG_TEST_OUT/perf-record.log" 2>&1 &
+	perf_pid=$!
+	rig_sleep 3
+	kill -0 "$perf_pid" 2>/dev/null || {
+		cat "$RIG_TEST_OUT/perf-record.log"
+		rig_fail "perf record did not start"
+	}
+	rig_signal tracing
+	rc=0
+	rig_run 90 "$VC" resdetails "$RIG_DEV" >"$RIG_TEST_OUT/resdetails.log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || {
+		sed 's/^/    /' "$RIG_TEST_OUT/resdetails.log"
+		rig_fail "sroce-verbs-check resdetails exited $rc"
+	}
+	rig_wait runt-sent 60 >/dev/null || rig_fail "guest b did not send its datagram"
+	rig_sleep 1
+	kill -INT "$perf_pid"
+	wait "$perf_pid" 2>/dev/null
+	perf script -i "$data" >"$RIG_TEST_OUT/perf.txt" 2>"$RIG_TEST_OUT/perf-script.log" ||
+		rig_fail "perf script failed: $(head -3 "$RIG_TEST_OUT/perf-script.log")"
+	counts=""
+	for ev in xmit recv drop ack_sent ack_rcvd retransmit timeout qp_state cqe doorbell; do
+		n=$(grep -c "sroce:sroce_$ev:" "$RIG_TEST_OUT/perf.txt")
+		counts+=" $ev=$n"
+		[ "$n" -gt 0 ] || rig_fail "perf script: no sroce:sroce_$ev event (counts:$counts)"
+	done
+	rig_log "perf events:$counts"
+	# The reset QP's SEND: its timeouts name the PSN it was stuck at, and
+	# each retransmit goes back to that PSN.
+	stuck=$(grep 'sroce:sroce_timeout:' "$RIG_TEST_OUT/perf.txt" | grep -m 1 'tail_probe 0')
+	[ -n "$stuck" ] || rig_fail "no ACK timeout (tail_probe 0) traced"
+	qpn=$(sed -n 's/.*qpn \([0-9]*\) psn .*/\1/p' <<<"$stuck")
+	psn=$(sed -n 's/.* psn \([0-9]*\) .*/\1/p' <<<"$stuck")
+	grep 'sroce:sroce_timeout:' "$RIG_TEST_OUT/perf.txt" | grep -m 3 "qpn $qpn " | sed 's/^ */    /'
+	grep -qE "sroce:sroce_retransmit: qpn $qpn from psn [0-9]+ to psn $psn( |\$)" "$RIG_TEST_OUT/perf.txt" ||
+		rig_fail "no retransmit of QP $qpn back to PSN $psn"
+	grep 'sroce:sroce_retransmit:' "$RIG_TEST_OUT/perf.txt" | grep -m 2 "qpn $qpn " | sed 's/^ */    /'
+	grep -m 1 'sroce:sroce_drop:' "$RIG_TEST_OUT/perf.txt" | sed 's/^ */    /'
+	rig_log "QP $qpn: ACK timeouts at PSN $psn and retransmits back to it traced"
+else
+	rig_wait tracing 60 >/dev/null || rig_fail "guest a did not start tracing"
+	# 4 bytes: shorter than a BTH, dropped as drop_short.
+	printf 'runt' >"/dev/udp/$RIG_PEER_IP4/4791" || rig_fail "cannot send to $RIG_PEER_IP4:4791"
+	rig_signal runt-sent
+fi
+rig_barrier perf-done 120 || rig_fail "the peer did not finish the perf phase"
+
+# --- a lossy transfer (trace-cmd) --------------------------------------------
+args=(-d "$RIG_DEV" -g "$gid" -c -s 4096 -n 200 -m 1024 -p 18890)
+if rig_is_a; then
+	dat=$RIG_TEST_OUT/trace.dat
+	trace-cmd record -q -e sroce -o "$dat" >"$RIG_TEST_OUT/trace-record.log" 2>&1 &
+	tc_pid=$!
+	rig_sleep 3
+	rig_bg lossy 120 ibv_rc_pingpong "${args[@]}"
+	rig_wait_listen 18890 30 "$RIG_BG_PID" || rig_fail "lossy: the server did not start"
+	rig_signal listen-lossy
+	rig_bg_wait "$RIG_BG_PID" || {
+		sed 's/^/    /' "$RIG_TEST_OUT/lossy.log"
+		rig_fail "lossy: ibv_rc_pingpong failed"
+	}
+	kill -INT "$tc_pid"
+	wait "$tc_pid" 2>/dev/null
+	trace-cmd report -i "$dat" >"$RIG_TEST_OUT/trace.txt" 2>"$RIG_TEST_OUT/trace-report.log" ||
+		rig_fail "trace-cmd report failed: $(head -3 "$RIG_TEST_OUT/trace-report.log")"
+	n=$(grep -c 'sroce_xmit:' "$RIG_TEST_OUT/trace.txt")
+	[ "$n" -ge 800 ] || rig_fail "trace-cmd: $n sroce_xmit events for 800 data packets sent"
+	rig_log "trace-cmd: $(grep -c 'sroce_' "$RIG_TEST_OUT/trace.txt") events; sroce_xmit $n; retransmit $(grep -c 'sroce_retransmit:' "$RIG_TEST_OUT/trace.txt"); timeout $(grep -c 'sroce_timeout:' "$RIG_TEST_OUT/trace.txt")"
+	grep -E 'sroce_(retransmit|timeout|ack_sent|ack_rcvd):' "$RIG_TEST_OUT/trace.txt" | head -n 8 | sed 's/^ */    /'
+	log=$RIG_TEST_OUT/lossy.log
+else
+	modprobe sch_netem 2>/dev/null
+	tc qdisc replace dev "$RIG_IFACE" root netem loss 5% || rig_fail "tc qdisc netem loss 5% failed"
+	rig_wait listen-lossy 60 >/dev/null || rig_fail "lossy: the server never listened"
+	rig_bg lossy 120 ibv_rc_pingpong "${args[@]}" "$RIG_PEER_IP4"
+	rig_bg_wait "$RIG_BG_PID" || {
+		sed 's/^/    /' "$RIG_TEST_OUT/lossy.log"
+		rig_fail "lossy: ibv_rc_pingpong failed"
+	}
+	tc qdisc del dev "$RIG_IFACE" root
+	log=$RIG_TEST_OUT/lossy.log
+fi
+grep -qi 'invalid data' "$log" && rig_fail "lossy: a received buffer is wrong"
+grep -q "^$((4096 * 200 * 2)) bytes in " "$log" || rig_fail "lossy: not $((4096 * 200 * 2)) bytes moved"
+rig_barrier done-lossy 120 || rig_fail "the peer did not finish the lossy transfer"
+rig_log "PASS"
