@@ -88,6 +88,7 @@ enum sroce_counter {
 	SROCE_CNT_FLUSHES,	/* FLUSH requests executed */
 	SROCE_CNT_BUSY_POLLS,	/* user CQ busy polls (sroce_cq.c) */
 	SROCE_CNT_BUSY_POLL_HITS, /* ... that saw a CQE arrive */
+	SROCE_CNT_FAULTS,	/* packets dropped or duplicated on purpose */
 	SROCE_CNT_DROPS,
 };
 
@@ -97,6 +98,28 @@ enum sroce_counter {
 struct sroce_stats {
 	atomic64_t v[SROCE_NUM_COUNTERS];
 };
+
+/*
+ * Fault injection for tests (debugfs DEV/fault/, sroce_debugfs.c): every
+ * Nth packet received is dropped or delivered twice, every Nth packet to
+ * send is dropped; 0 (the default) is off. The kernel's fault-injection
+ * framework (CONFIG_FAULT_INJECTION) is off in Debian's kernels, and a
+ * test needs these on the kernel it runs, so they are plain knobs.
+ */
+struct sroce_fault {
+	u32 rx_drop;
+	u32 rx_dup;
+	u32 tx_drop;
+	atomic_t rx_drop_n, rx_dup_n, tx_drop_n;
+};
+
+/* Whether the knob @every (0: off) picks this packet, the @n-th seen. */
+static inline bool sroce_fault_hit(const u32 *every, atomic_t *n)
+{
+	u32 e = READ_ONCE(*every);
+
+	return unlikely(e) && (u32)atomic_inc_return(n) % e == 0;
+}
 
 struct sroce_socks;
 
@@ -132,6 +155,10 @@ struct sroce_dev {
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
 	atomic_t num_ucontext;
+
+	struct sroce_fault fault;
+	struct dentry *dbg;		/* debugfs DEV/ (sroce_debugfs.c) */
+	struct dentry *dbg_qp;		/* ... DEV/qp/ */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -154,6 +154,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->key_xa));
+	sroce_debugfs_dev_del(sdev);
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->key_xa);
 	xa_destroy(&sdev->srq_xa);
@@ -177,6 +178,7 @@ static int sroce_enable_driver(struct ib_device *ibdev)
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	sdev->registered = true;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	sroce_debugfs_dev_add(sdev);
 	return 0;
 }
 
@@ -535,6 +537,7 @@ static int __init sroce_module_init(void)
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_pernet;
+	sroce_debugfs_init();
 	rdma_link_register(&sroce_link_ops);
 	pr_info("sroce: loaded (ABI %u)\n", SROCE_UVERBS_ABI_VERSION);
 	return 0;
@@ -563,6 +566,7 @@ static void __exit sroce_module_exit(void)
 	unregister_pernet_subsys(&sroce_net_ops);
 	sroce_net_exit();
 	destroy_workqueue(sroce_wq);
+	sroce_debugfs_exit();
 	pr_info("sroce: unloaded\n");
 }
 

@@ -559,6 +559,21 @@ static void sroce_xmit_take_run(struct sk_buff_head *list,
 	}
 }
 
+/* The tx_drop fault knob (tests only): take its packets off @list. */
+static void sroce_fault_tx(struct sroce_qp *qp, struct sk_buff_head *list)
+{
+	struct sroce_fault *f = &qp->sdev->fault;
+	struct sk_buff *skb, *tmp;
+
+	skb_queue_walk_safe(list, skb, tmp) {
+		if (!sroce_fault_hit(&f->tx_drop, &f->tx_drop_n))
+			continue;
+		__skb_unlink(skb, list);
+		kfree_skb(skb);
+		sroce_qp_count(qp, SROCE_CNT_FAULTS, 1);
+	}
+}
+
 /*
  * Send packets whose BTH..ICRC the caller built, each with its address in
  * skb->cb; consumes the list. For a connected QP (@cache set) consecutive
@@ -579,6 +594,8 @@ static void sroce_xmit_list(struct sroce_qp *qp, struct dst_cache *cache,
 	int ret;
 
 	__skb_queue_head_init(&run);
+	if (unlikely(READ_ONCE(sdev->fault.tx_drop)))
+		sroce_fault_tx(qp, list);
 	if (trace_sroce_xmit_enabled())
 		skb_queue_walk(list, skb)
 			trace_sroce_xmit(qp->ibqp.qp_num, skb->data, skb->len);

@@ -105,6 +105,23 @@ void sroce_qp_ring_error(struct sroce_qp *qp)
 }
 
 /* Publish @next to the data path (state_lock: sroce_qp_to_error()). */
+static const char * const sroce_qp_state_name[] = {
+	[IB_QPS_RESET] = "RESET",
+	[IB_QPS_INIT] = "INIT",
+	[IB_QPS_RTR] = "RTR",
+	[IB_QPS_RTS] = "RTS",
+	[IB_QPS_SQD] = "SQD",
+	[IB_QPS_SQE] = "SQE",
+	[IB_QPS_ERR] = "ERR",
+};
+
+/* "RESET" .. "ERR", for logs and debugfs. */
+const char *sroce_qp_state_str(enum ib_qp_state s)
+{
+	return (unsigned int)s < ARRAY_SIZE(sroce_qp_state_name) ?
+	       sroce_qp_state_name[s] : "?";
+}
+
 void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state next)
 {
 	unsigned long flags;

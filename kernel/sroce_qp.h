@@ -215,6 +215,7 @@ struct sroce_qp {
 	spinlock_t resp_lock;
 	struct dst_cache dst_cache;
 	bool dst_cache_ready;
+	struct dentry *dbg;		/* debugfs DEV/qp/QPN */
 	/* The counter set of the rdma_counter the QP is bound to, if any. */
 	struct sroce_counter_set __rcu *counter;
 };
@@ -252,6 +253,14 @@ void sroce_qp_put(struct sroce_qp *qp);
 bool sroce_qp_to_error(struct sroce_qp *qp);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state next);
+const char *sroce_qp_state_str(enum ib_qp_state s);
+
+/* The state as the data path sees it. */
+static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
 void sroce_qp_ring_error(struct sroce_qp *qp);
 
 /* The QP as the data path sees it (sroce_qp.c). */

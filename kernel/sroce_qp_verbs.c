@@ -22,22 +22,6 @@
 #include "sroce_trace.h"
 #include <sroce/sroce_wire.h>
 
-static const char * const sroce_qp_state_name[] = {
-	[IB_QPS_RESET] = "RESET",
-	[IB_QPS_INIT] = "INIT",
-	[IB_QPS_RTR] = "RTR",
-	[IB_QPS_RTS] = "RTS",
-	[IB_QPS_SQD] = "SQD",
-	[IB_QPS_SQE] = "SQE",
-	[IB_QPS_ERR] = "ERR",
-};
-
-static const char *sroce_state_str(enum ib_qp_state s)
-{
-	return (unsigned int)s < ARRAY_SIZE(sroce_qp_state_name) ?
-	       sroce_qp_state_name[s] : "?";
-}
-
 /* ------------------------------------------------------------------------
  * Creation
  */
@@ -342,6 +326,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	/* Visible to the data path only now that it is complete. */
 	xa_store_irq(&sdev->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
+	sroce_debugfs_qp_add(qp);
 	sroce_dbg(sdev, "qp %u type %d created\n", ibqp->qp_num, init->qp_type);
 	return 0;
 
@@ -515,7 +500,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	sroce_qp_set_state(qp, next);
 	if (cur != next)
 		sroce_dbg(qp->sdev, "qp %u %s -> %s\n", ibqp->qp_num,
-			  sroce_state_str(cur), sroce_state_str(next));
+			  sroce_qp_state_str(cur), sroce_qp_state_str(next));
 	if (next == IB_QPS_ERR)
 		sroce_qp_flush(qp);
 	if (next == IB_QPS_SQD && cur != IB_QPS_SQD && qp->sq_draining)
@@ -587,6 +572,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long flags;
 
+	/* Waits for a reader of the QP's debugfs file. */
+	sroce_debugfs_qp_del(qp);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -609,11 +596,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* ------------------------------------------------------------------------
  * Posting from kernel consumers, and the user doorbell
  */
-
-static enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
-{
-	return READ_ONCE(qp->state);
-}
 
 static int sroce_kernel_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *w,
 				 const struct ib_send_wr *wr)

@@ -115,7 +115,7 @@ static void sroce_rcv_note_napi(struct sroce_dev *sdev,
  * One RoCEv2 packet, skb->data at its UDP header. Consumes the skb.
  * Softirq context (or bh disabled, for loopback).
  */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *info;
 	struct sroce_pkt pkt;
@@ -203,4 +203,28 @@ drop:
 count_dev:
 	sroce_dev_count(sdev, SROCE_CNT_RX_PACKETS, 1);
 	sroce_dev_count(sdev, SROCE_CNT_RX_BYTES, bytes);
+}
+
+/*
+ * A packet for @sdev from the UDP socket or the loopback path; the fault
+ * knobs (tests only, off by default) may drop it or deliver it twice.
+ */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *dup;
+
+	if (sroce_fault_hit(&sdev->fault.rx_drop, &sdev->fault.rx_drop_n)) {
+		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+		kfree_skb(skb);
+		return;
+	}
+	if (sroce_fault_hit(&sdev->fault.rx_dup, &sdev->fault.rx_dup_n)) {
+		/* A copy: the receive path may write the headers it checks. */
+		dup = skb_copy(skb, GFP_ATOMIC);
+		if (dup) {
+			sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+			sroce_rcv_one(sdev, dup);
+		}
+	}
+	sroce_rcv_one(sdev, skb);
 }

@@ -16,13 +16,8 @@
 #include "sroce_srq.h"
 #include "sroce_mem.h"
 
-struct sroce_res_u32 {
-	const char *name;
-	u32 val;
-};
-
 /* Put @n name/value pairs in one RDMA_NLDEV_ATTR_DRIVER nest. */
-static int sroce_res_put(struct sk_buff *msg, const struct sroce_res_u32 *v,
+static int sroce_res_put(struct sk_buff *msg, const struct sroce_detail *v,
 			 unsigned int n, const char *str_name, const char *str)
 {
 	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -40,6 +35,14 @@ static int sroce_res_put(struct sk_buff *msg, const struct sroce_res_u32 *v,
 err:
 	nla_nest_cancel(msg, nest);
 	return -EMSGSIZE;
+}
+
+static void sroce_res_add(struct sroce_detail *v, unsigned int *n,
+			  const char *name, u32 val)
+{
+	v[*n].name = name;
+	v[*n].val = val;
+	(*n)++;
 }
 
 /* ms until @t fires, or 0 when it is not armed. */
@@ -70,55 +73,50 @@ static const char *const sroce_sq_names[] = { "sq_prod", "sq_cons", "sq_size" };
 static const char *const sroce_rq_names[] = { "rq_prod", "rq_cons", "rq_size" };
 static const char *const sroce_cq_names[] = { "prod", "cons", "size" };
 
-static unsigned int sroce_res_ring(struct sroce_res_u32 *v,
+static unsigned int sroce_res_ring(struct sroce_detail *v,
 				   const char *const names[3],
 				   const struct sroce_queue *q, bool we_produce)
 {
 	u32 other = we_produce ? READ_ONCE(q->hdr->cons) : READ_ONCE(q->hdr->prod);
 
-	v[0] = (struct sroce_res_u32){ names[0], we_produce ? q->idx : other };
-	v[1] = (struct sroce_res_u32){ names[1], we_produce ? other : q->idx };
-	v[2] = (struct sroce_res_u32){ names[2], q->num_entries };
+	v[0] = (struct sroce_detail){ names[0], we_produce ? q->idx : other };
+	v[1] = (struct sroce_detail){ names[1], we_produce ? other : q->idx };
+	v[2] = (struct sroce_detail){ names[2], q->num_entries };
 	return 3;
 }
 
-int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+/*
+ * Where @qp's requester, completer and responder stand, into @v (room for
+ * SROCE_QP_DETAILS_MAX); returns how many. Also read by debugfs.
+ */
+unsigned int sroce_qp_details(struct sroce_qp *qp, struct sroce_detail *v)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
-	bool connected = ibqp->qp_type == IB_QPT_RC ||
-			 ibqp->qp_type == IB_QPT_UC;
-	struct sroce_res_u32 v[32];
+	bool connected = qp->ibqp.qp_type == IB_QPT_RC ||
+			 qp->ibqp.qp_type == IB_QPT_UC;
 	unsigned int n = 0;
 
 	spin_lock_bh(&qp->sq_lock);
 	if (qp->sq.hdr)
 		n += sroce_res_ring(v + n, sroce_sq_names, &qp->sq, false);
-	v[n++] = (struct sroce_res_u32){ "req_psn", qp->req.psn };
-	v[n++] = (struct sroce_res_u32){ "req_wqe", qp->req.idx };
+	sroce_res_add(v, &n, "req_psn", qp->req.psn);
+	sroce_res_add(v, &n, "req_wqe", qp->req.idx);
 	if (connected) {
-		v[n++] = (struct sroce_res_u32){ "req_psn_max",
-						 qp->req.psn_max };
-		v[n++] = (struct sroce_res_u32){ "req_blocked",
-						 qp->req.blocked };
-		v[n++] = (struct sroce_res_u32){ "rd_atomic_out",
-						 qp->req.rd_atomic };
-		v[n++] = (struct sroce_res_u32){ "comp_psn", qp->comp.psn };
-		v[n++] = (struct sroce_res_u32){ "retry_left",
-						 qp->comp.retry_left };
-		v[n++] = (struct sroce_res_u32){ "rnr_retry_left",
-						 qp->comp.rnr_retry_left };
-		v[n++] = (struct sroce_res_u32){ "rnr_wait",
-						 qp->comp.rnr_wait };
-		v[n++] = (struct sroce_res_u32){
-			"rto_ms", sroce_timer_left_ms(&qp->comp.rto) };
-		v[n++] = (struct sroce_res_u32){
-			"rnr_timer_ms", sroce_timer_left_ms(&qp->comp.rnr_timer) };
-		v[n++] = (struct sroce_res_u32){
-			"tlp_ms", sroce_timer_left_ms(&qp->comp.tlp) };
-		v[n++] = (struct sroce_res_u32){
-			"srtt_us", (u32)min_t(u64, div_u64(qp->comp.srtt, 1000),
-					      U32_MAX) };
-		v[n++] = (struct sroce_res_u32){ "mtu", qp->conn_mtu };
+		sroce_res_add(v, &n, "req_psn_max", qp->req.psn_max);
+		sroce_res_add(v, &n, "req_blocked", qp->req.blocked);
+		sroce_res_add(v, &n, "rd_atomic_out", qp->req.rd_atomic);
+		sroce_res_add(v, &n, "comp_psn", qp->comp.psn);
+		sroce_res_add(v, &n, "retry_left", qp->comp.retry_left);
+		sroce_res_add(v, &n, "rnr_retry_left", qp->comp.rnr_retry_left);
+		sroce_res_add(v, &n, "rnr_wait", qp->comp.rnr_wait);
+		sroce_res_add(v, &n, "rto_ms",
+			      sroce_timer_left_ms(&qp->comp.rto));
+		sroce_res_add(v, &n, "rnr_timer_ms",
+			      sroce_timer_left_ms(&qp->comp.rnr_timer));
+		sroce_res_add(v, &n, "tlp_ms",
+			      sroce_timer_left_ms(&qp->comp.tlp));
+		sroce_res_add(v, &n, "srtt_us",
+			      min_t(u64, div_u64(qp->comp.srtt, 1000), U32_MAX));
+		sroce_res_add(v, &n, "mtu", qp->conn_mtu);
 	}
 	spin_unlock_bh(&qp->sq_lock);
 
@@ -126,16 +124,21 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (qp->rq.hdr)
 		n += sroce_res_ring(v + n, sroce_rq_names, &qp->rq, false);
 	if (connected) {
-		v[n++] = (struct sroce_res_u32){ "resp_epsn", qp->resp.epsn };
-		v[n++] = (struct sroce_res_u32){ "resp_msn", qp->resp.msn };
-		v[n++] = (struct sroce_res_u32){ "resp_res_pending",
-						 qp->resp.res_pending };
-		v[n++] = (struct sroce_res_u32){ "resp_res_max",
-						 qp->resp.res_n };
-		v[n++] = (struct sroce_res_u32){ "resp_nak_sent",
-						 qp->resp.nak_sent };
+		sroce_res_add(v, &n, "resp_epsn", qp->resp.epsn);
+		sroce_res_add(v, &n, "resp_msn", qp->resp.msn);
+		sroce_res_add(v, &n, "resp_res_pending", qp->resp.res_pending);
+		sroce_res_add(v, &n, "resp_res_max", qp->resp.res_n);
+		sroce_res_add(v, &n, "resp_nak_sent", qp->resp.nak_sent);
 	}
 	spin_unlock_bh(&qp->resp_lock);
+
+	return n;
+}
+
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_detail v[SROCE_QP_DETAILS_MAX];
+	unsigned int n = sroce_qp_details(to_sqp(ibqp), v);
 
 	return sroce_res_put(msg, v, n, NULL, NULL);
 }
@@ -143,14 +146,14 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
-	struct sroce_res_u32 v[4];
+	struct sroce_detail v[4];
 	unsigned long flags;
 	unsigned int n;
 	u32 arm;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	n = sroce_res_ring(v, sroce_cq_names, &cq->q, true);
-	v[n++] = (struct sroce_res_u32){ "overflowed", cq->overflowed };
+	sroce_res_add(v, &n, "overflowed", cq->overflowed);
 	arm = cq->is_user ? READ_ONCE(cq->q.hdr->uflags) : cq->knotify;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
@@ -166,22 +169,22 @@ static const char *const sroce_mr_kinds[] = {
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
-	struct sroce_res_u32 v[4];
+	struct sroce_detail v[4];
 	unsigned int n = 0;
 	int mw = atomic_read(&mr->num_mw);
 
 	switch (mr->kind) {
 	case SROCE_MR_USER:
-		v[n++] = (struct sroce_res_u32){ "pages_pinned", mr->nupages };
+		sroce_res_add(v, &n, "pages_pinned", mr->nupages);
 		break;
 	case SROCE_MR_FAST:
-		v[n++] = (struct sroce_res_u32){ "pages", READ_ONCE(mr->npages) };
-		v[n++] = (struct sroce_res_u32){ "max_pages", mr->max_pages };
+		sroce_res_add(v, &n, "pages", READ_ONCE(mr->npages));
+		sroce_res_add(v, &n, "max_pages", mr->max_pages);
 		break;
 	default:
 		break;
 	}
-	v[n++] = (struct sroce_res_u32){ "mw_bound", mw > 0 ? mw : 0 };
+	sroce_res_add(v, &n, "mw_bound", mw > 0 ? mw : 0);
 	return sroce_res_put(msg, v, n, "kind", mr->kind <
 			     ARRAY_SIZE(sroce_mr_kinds) ?
 			     sroce_mr_kinds[mr->kind] : "?");
@@ -190,13 +193,13 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 int sroce_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	struct sroce_res_u32 v[5];
+	struct sroce_detail v[5];
 	unsigned int n;
 
 	spin_lock_bh(&srq->lock);
 	n = sroce_res_ring(v, sroce_rq_names, &srq->rq, false);
-	v[n++] = (struct sroce_res_u32){ "limit", srq->limit };
-	v[n++] = (struct sroce_res_u32){ "error", srq->error };
+	sroce_res_add(v, &n, "limit", srq->limit);
+	sroce_res_add(v, &n, "error", srq->error);
 	spin_unlock_bh(&srq->lock);
 	return sroce_res_put(msg, v, n, NULL, NULL);
 }

@@ -77,7 +77,24 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
-/* sroce_restrack.c: rdma resource show -dd */
+/* sroce_restrack.c: rdma resource show -dd, and debugfs */
+struct sroce_detail {
+	const char *name;
+	u32 val;
+};
+
+#define SROCE_QP_DETAILS_MAX	32
+struct sroce_qp;
+unsigned int sroce_qp_details(struct sroce_qp *qp, struct sroce_detail *v);
+
+/* sroce_debugfs.c */
+void sroce_debugfs_init(void);
+void sroce_debugfs_exit(void);
+void sroce_debugfs_dev_add(struct sroce_dev *sdev);
+void sroce_debugfs_dev_del(struct sroce_dev *sdev);
+void sroce_debugfs_qp_add(struct sroce_qp *qp);
+void sroce_debugfs_qp_del(struct sroce_qp *qp);
+
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);

@@ -23,12 +23,13 @@
 # timeout: 300
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+# shellcheck source=lib/pingpong.sh
+. "$(dirname "$0")/lib/pingpong.sh"
 rig_suites sroce-sroce sroce-rxe
 
 rig_require_peer
 rig_require_cmd ibv_rc_pingpong python3
 rig_setup_dev
-gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
 sroce=0
 [ "$RIG_DEV_TYPE" = sroce ] && sroce=1
 link=$RIG_DEV/1
@@ -67,30 +68,6 @@ for c in json.load(sys.stdin):
           ",".join(str(q) for q in qps) or "-")'
 }
 
-# run_start NAME SIZE ITERS: ibv_rc_pingpong -c in the background (a
-# serves, b connects once a listens); run_wait NAME SIZE ITERS checks it.
-port=18870
-run_start() {
-	local name=$1 p=$port args=(-d "$RIG_DEV" -g "$gid" -c -s "$2" -n "$3" -m 1024 -p "$port")
-	port=$((port + 1))
-	if rig_is_a; then
-		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}"
-		rig_wait_listen "$p" 30 "$RIG_BG_PID" || rig_fail "$name: the server did not start"
-		rig_signal "listen-$name"
-	else
-		rig_wait "listen-$name" 60 >/dev/null || rig_fail "$name: the server never listened"
-		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}" "$RIG_PEER_IP4"
-	fi
-	pid=$RIG_BG_PID
-}
-run_wait() {
-	local name=$1 log=$RIG_TEST_OUT/$1.log
-	rig_bg_wait "$pid" || { sed 's/^/    /' "$log"; rig_fail "$name: ibv_rc_pingpong failed"; }
-	grep -qi 'invalid data' "$log" && rig_fail "$name: the received buffer is wrong"
-	grep -q "^$(($2 * $3 * 2)) bytes in " "$log" || rig_fail "$name: not $(($2 * $3 * 2)) bytes moved"
-	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"
-}
-
 # --- bytes --------------------------------------------------------------
 if [ "$sroce" = 1 ]; then
 	declare -A b
@@ -100,8 +77,8 @@ if [ "$sroce" = 1 ]; then
 	done
 fi
 rig_barrier bytes-ready 60 || rig_fail "the peer is not ready"
-run_start bytes 10000 200
-run_wait bytes 10000 200
+pp_bg_start bytes 10000 200
+pp_bg_wait bytes 10000 200
 if [ "$sroce" = 1 ]; then
 	data=$((10000 * 200)) pkts=$((10 * 200))
 	tx=$(($(cnt tx_bytes) - b[tx_bytes])) rx=$(($(cnt rx_bytes) - b[rx_bytes]))
@@ -120,10 +97,10 @@ if [ "$sroce" = 1 ]; then
 	t0=$(cnt tx_bytes)
 fi
 rig_barrier auto-ready 60 || rig_fail "the peer is not ready"
-run_start auto 4096 20000
+pp_bg_start auto 4096 20000
 if [ "$sroce" = 1 ]; then
 	rig_sleep 2
-	kill -0 "$pid" 2>/dev/null || rig_fail "auto: the transfer ended within 2 s; make it longer"
+	kill -0 "$PP_PID" 2>/dev/null || rig_fail "auto: the transfer ended within 2 s; make it longer"
 	first=$(qp_counters | grep -E "^[0-9]+ RC ")
 	rig_sleep 1
 	second=$(qp_counters | grep -E "^[0-9]+ RC ")
@@ -134,7 +111,7 @@ if [ "$sroce" = 1 ]; then
 	[ "$q1" != - ] || rig_fail "auto: the counter has no QP"
 	[ "${b2:-0}" -gt "${b1:-0}" ] || rig_fail "auto: the counter's tx_bytes did not grow ($b1, then $b2)"
 fi
-run_wait auto 4096 20000
+pp_bg_wait auto 4096 20000
 if [ "$sroce" = 1 ]; then
 	grown=$(($(cnt tx_bytes) - t0)) adata=$((4096 * 20000))
 	rig_log "auto: port tx_bytes +$grown for $adata B of data"
@@ -147,10 +124,10 @@ fi
 
 # --- manual binding ----------------------------------------------------------
 rig_barrier bind-ready 60 || rig_fail "the peer is not ready"
-run_start bind 4096 20000
+pp_bg_start bind 4096 20000
 if [ "$sroce" = 1 ]; then
 	rig_sleep 2
-	kill -0 "$pid" 2>/dev/null || rig_fail "bind: the transfer ended within 2 s; make it longer"
+	kill -0 "$PP_PID" 2>/dev/null || rig_fail "bind: the transfer ended within 2 s; make it longer"
 	qpn=$(rdma -j resource show qp link "$link" | python3 -c '
 import json, sys
 for q in json.load(sys.stdin):
@@ -170,5 +147,5 @@ for q in json.load(sys.stdin):
 		rig_fail "bind: rdma statistic qp unbind failed"
 	! qp_counters | grep -qE " $qpn(,|\$)" || rig_fail "bind: QP $qpn still in a counter after unbind"
 fi
-run_wait bind 4096 20000
+pp_bg_wait bind 4096 20000
 rig_log "PASS"

@@ -31,6 +31,6 @@ kill "$RIG_BG_PID" 2>/dev/null
 wait "$RIG_BG_PID" 2>/dev/null
 rig_log "rdma -dd resource show qp: $qpline"
 for f in sq_prod sq_cons req_psn comp_psn retry_left rto_ms resp_epsn resp_msn rq_prod rq_cons; do
-	grep -qw "$f" <<<"$qpline" || rig_fail "no $f in rdma -dd resource show qp"
+	grep -qw "drv_$f" <<<"$qpline" || rig_fail "no $f in rdma -dd resource show qp"
 done
 rig_log "PASS"

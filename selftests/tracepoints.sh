@@ -3,19 +3,19 @@
 #
 # sroce's tracepoints (system "sroce", kernel/sroce_trace.h) through perf
 # and trace-cmd, in the sroce-sroce pair.
-#   every event fires: "perf record -e 'sroce:*' -a" on guest a while
-#     "sroce-verbs-check resdetails" runs there (a loopback RC pair: SENDs
-#     ACKed, then a SEND to a reset QP retried until
-#     IBV_WC_RETRY_EXC_ERR) and guest b sends a runt UDP datagram to a's
-#     port 4791; "perf script" must show each of sroce_xmit, sroce_recv,
-#     sroce_drop, sroce_ack_sent, sroce_ack_rcvd, sroce_retransmit,
-#     sroce_timeout, sroce_qp_state, sroce_cqe and sroce_doorbell, with
-#     the reset QP's timeouts and retransmits at the PSN it was stuck at;
-#   a lossy transfer: "trace-cmd record -e sroce" on a while
+#   a known sequence: "perf record -e 'sroce:*' -a -- sroce-verbs-check
+#     resdetails" on guest a (a loopback RC pair: SENDs ACKed, then a
+#     SEND to a reset QP retried until IBV_WC_RETRY_EXC_ERR); "perf
+#     script" must show sroce_xmit, sroce_recv, sroce_ack_sent,
+#     sroce_ack_rcvd, sroce_retransmit, sroce_timeout, sroce_qp_state,
+#     sroce_cqe and sroce_doorbell, the reset QP's ACK timeouts at the
+#     PSN it was stuck at and retransmits back to it;
+#   a lossy transfer: "trace-cmd record -e sroce" on a; guest b sends a
+#     runt UDP datagram to a's port 4791 (sroce_drop), then
 #     ibv_rc_pingpong -c (200 x 4096 B, path MTU 1024) runs between the
 #     guests with 5% of b's packets lost (netem); the transfer completes
-#     intact and a's trace holds the packets of its QP (report excerpt in
-#     the log).
+#     intact and a's trace holds the drop and at least the 800 data
+#     packets a sent (report excerpt in the log).
 # timeout: 240
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
@@ -37,31 +37,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- every event fires (perf) ------------------------------------------------
+# --- the events of a known sequence (perf) ----------------------------------
+# "perf record -- CMD" records from before CMD starts to its end.
 if rig_is_a; then
 	data=$RIG_TEST_OUT/perf.data
-	perf record -q -e 'sroce:*' -a -o "$data" >"$RIG_TEST_OUT/perf-record.log" 2>&1 &
-	perf_pid=$!
-	rig_sleep 3
-	kill -0 "$perf_pid" 2>/dev/null || {
-		cat "$RIG_TEST_OUT/perf-record.log"
-		rig_fail "perf record did not start"
-	}
-	rig_signal tracing
 	rc=0
-	rig_run 90 "$VC" resdetails "$RIG_DEV" >"$RIG_TEST_OUT/resdetails.log" 2>&1 || rc=$?
+	rig_run 120 perf record -q -e 'sroce:*' -a -o "$data" -- \
+		"$VC" resdetails "$RIG_DEV" >"$RIG_TEST_OUT/resdetails.log" 2>&1 || rc=$?
 	[ "$rc" = 0 ] || {
 		sed 's/^/    /' "$RIG_TEST_OUT/resdetails.log"
-		rig_fail "sroce-verbs-check resdetails exited $rc"
+		rig_fail "perf record -- sroce-verbs-check resdetails exited $rc"
 	}
-	rig_wait runt-sent 60 >/dev/null || rig_fail "guest b did not send its datagram"
-	rig_sleep 1
-	kill -INT "$perf_pid"
-	wait "$perf_pid" 2>/dev/null
 	perf script -i "$data" >"$RIG_TEST_OUT/perf.txt" 2>"$RIG_TEST_OUT/perf-script.log" ||
 		rig_fail "perf script failed: $(head -3 "$RIG_TEST_OUT/perf-script.log")"
 	counts=""
-	for ev in xmit recv drop ack_sent ack_rcvd retransmit timeout qp_state cqe doorbell; do
+	for ev in xmit recv ack_sent ack_rcvd retransmit timeout qp_state cqe doorbell; do
 		n=$(grep -c "sroce:sroce_$ev:" "$RIG_TEST_OUT/perf.txt")
 		counts+=" $ev=$n"
 		[ "$n" -gt 0 ] || rig_fail "perf script: no sroce:sroce_$ev event (counts:$counts)"
@@ -77,15 +67,9 @@ if rig_is_a; then
 	grep -qE "sroce:sroce_retransmit: qpn $qpn from psn [0-9]+ to psn $psn( |\$)" "$RIG_TEST_OUT/perf.txt" ||
 		rig_fail "no retransmit of QP $qpn back to PSN $psn"
 	grep 'sroce:sroce_retransmit:' "$RIG_TEST_OUT/perf.txt" | grep -m 2 "qpn $qpn " | sed 's/^ */    /'
-	grep -m 1 'sroce:sroce_drop:' "$RIG_TEST_OUT/perf.txt" | sed 's/^ */    /'
 	rig_log "QP $qpn: ACK timeouts at PSN $psn and retransmits back to it traced"
-else
-	rig_wait tracing 60 >/dev/null || rig_fail "guest a did not start tracing"
-	# 4 bytes: shorter than a BTH, dropped as drop_short.
-	printf 'runt' >"/dev/udp/$RIG_PEER_IP4/4791" || rig_fail "cannot send to $RIG_PEER_IP4:4791"
-	rig_signal runt-sent
 fi
-rig_barrier perf-done 120 || rig_fail "the peer did not finish the perf phase"
+rig_barrier perf-done 180 || rig_fail "the peer did not finish the perf phase"
 
 # --- a lossy transfer (trace-cmd) --------------------------------------------
 args=(-d "$RIG_DEV" -g "$gid" -c -s 4096 -n 200 -m 1024 -p 18890)
@@ -93,10 +77,24 @@ if rig_is_a; then
 	dat=$RIG_TEST_OUT/trace.dat
 	trace-cmd record -q -e sroce -o "$dat" >"$RIG_TEST_OUT/trace-record.log" 2>&1 &
 	tc_pid=$!
-	rig_sleep 3
+	end=$((EPOCHSECONDS + $(rig_limit 60)))
+	until [ "$(cat /sys/kernel/tracing/events/sroce/enable)" = 1 ]; do
+		kill -0 "$tc_pid" 2>/dev/null && [ "$EPOCHSECONDS" -lt "$end" ] || {
+			cat "$RIG_TEST_OUT/trace-record.log"
+			rig_fail "trace-cmd record did not enable the sroce events"
+		}
+		rig_sleep 0.2
+	done
+	rig_sleep 1 # its readers started before it enabled the events
+	rig_signal tracing
+	rig_wait runt-sent 60 >/dev/null || rig_fail "guest b did not send its datagram"
 	rig_bg lossy 120 ibv_rc_pingpong "${args[@]}"
 	rig_wait_listen 18890 30 "$RIG_BG_PID" || rig_fail "lossy: the server did not start"
 	rig_signal listen-lossy
+	# What a user looking at the transfer sees (for Documentation/debugging.rst).
+	rig_sleep 2
+	rdma -dd resource show qp link "$RIG_DEV/1" | grep 'comm ibv_rc_pingpong' | sed 's/^/    /'
+	rdma statistic show link "$RIG_DEV/1" | sed 's/^/    /'
 	rig_bg_wait "$RIG_BG_PID" || {
 		sed 's/^/    /' "$RIG_TEST_OUT/lossy.log"
 		rig_fail "lossy: ibv_rc_pingpong failed"
@@ -105,12 +103,18 @@ if rig_is_a; then
 	wait "$tc_pid" 2>/dev/null
 	trace-cmd report -i "$dat" >"$RIG_TEST_OUT/trace.txt" 2>"$RIG_TEST_OUT/trace-report.log" ||
 		rig_fail "trace-cmd report failed: $(head -3 "$RIG_TEST_OUT/trace-report.log")"
+	grep -q 'sroce_drop:' "$RIG_TEST_OUT/trace.txt" || rig_fail "trace-cmd: no sroce_drop for the runt datagram"
+	grep -m 1 'sroce_drop:' "$RIG_TEST_OUT/trace.txt" | sed 's/^ */    /'
 	n=$(grep -c 'sroce_xmit:' "$RIG_TEST_OUT/trace.txt")
 	[ "$n" -ge 800 ] || rig_fail "trace-cmd: $n sroce_xmit events for 800 data packets sent"
 	rig_log "trace-cmd: $(grep -c 'sroce_' "$RIG_TEST_OUT/trace.txt") events; sroce_xmit $n; retransmit $(grep -c 'sroce_retransmit:' "$RIG_TEST_OUT/trace.txt"); timeout $(grep -c 'sroce_timeout:' "$RIG_TEST_OUT/trace.txt")"
 	grep -E 'sroce_(retransmit|timeout|ack_sent|ack_rcvd):' "$RIG_TEST_OUT/trace.txt" | head -n 8 | sed 's/^ */    /'
 	log=$RIG_TEST_OUT/lossy.log
 else
+	rig_wait tracing 90 >/dev/null || rig_fail "guest a did not start tracing"
+	# 4 bytes: shorter than a BTH, dropped as drop_short (reason 1).
+	printf 'runt' >"/dev/udp/$RIG_PEER_IP4/4791" || rig_fail "cannot send to $RIG_PEER_IP4:4791"
+	rig_signal runt-sent
 	modprobe sch_netem 2>/dev/null
 	tc qdisc replace dev "$RIG_IFACE" root netem loss 5% || rig_fail "tc qdisc netem loss 5% failed"
 	rig_wait listen-lossy 60 >/dev/null || rig_fail "lossy: the server never listened"

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # shellcheck shell=bash
 #
-# rdma-core's ibv_*_pingpong between the guests, for selftests/uc_pingpong.sh
-# and selftests/ud_pingpong.sh; sourced after lib/guest.sh, not a test.
+# rdma-core's ibv_*_pingpong between the guests, for selftests/uc_pingpong.sh,
+# ud_pingpong.sh, counters.sh, debugfs_faults.sh and others; sourced after
+# lib/guest.sh, not a test.
 
 # pingpong_steps TOOL PORT SPEC... [-- ARGS...]: one run of TOOL -c (buffer
 # contents checked) per SPEC "FAMILY:SIZE:ITERS" over the RoCEv2 GID of the
@@ -56,4 +57,34 @@ pingpong_steps() {
 		}
 		rig_barrier "done-$step" 60 || rig_fail "the peer did not finish $step"
 	done
+}
+
+# pp_bg_start NAME SIZE ITERS: ibv_rc_pingpong -c (path MTU 1024, the GID
+# of $RIG_IP4) in the background on TCP port $PP_PORT (then the next one):
+# a serves, b connects once a listens; its pid is left in PP_PID.
+# pp_bg_wait NAME SIZE ITERS: it exited 0 and moved SIZE * ITERS * 2 bytes
+# intact; then both sides wait for each other.
+PP_PORT=${PP_PORT:-18870}
+pp_bg_start() {
+	local name=$1 p=$PP_PORT gid
+	gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
+	local -a args=(-d "$RIG_DEV" -g "$gid" -c -s "$2" -n "$3" -m 1024 -p "$p")
+	PP_PORT=$((PP_PORT + 1))
+	if rig_is_a; then
+		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}"
+		PP_PID=$RIG_BG_PID
+		rig_wait_listen "$p" 30 "$PP_PID" || rig_fail "$name: the server did not start"
+		rig_signal "listen-$name"
+	else
+		rig_wait "listen-$name" 60 >/dev/null || rig_fail "$name: the server never listened"
+		rig_bg "$name" 120 ibv_rc_pingpong "${args[@]}" "$RIG_PEER_IP4"
+		PP_PID=$RIG_BG_PID
+	fi
+}
+pp_bg_wait() {
+	local name=$1 log=$RIG_TEST_OUT/$1.log want=$(($2 * $3 * 2))
+	rig_bg_wait "$PP_PID" || { sed 's/^/    /' "$log"; rig_fail "$name: ibv_rc_pingpong failed"; }
+	grep -qi 'invalid data' "$log" && rig_fail "$name: a received buffer is wrong"
+	grep -q "^$want bytes in " "$log" || rig_fail "$name: not $want bytes moved"
+	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"
 }

@@ -159,24 +159,12 @@ int run(ibv_context *ctx, const GidChoice &gid)
 
 int cmd_cqex(int argc, char **argv)
 {
-	Args args;
-	std::string why;
-	long gid_index;
+	LoopbackTarget t;
+	int status;
 
-	if (!args.parse(argc, argv, {{"gid-index", true}}, &why))
-		return usage_error("cqex", why);
-	if (args.num_positional() != 1)
-		return usage_error("cqex", "expects one device name");
-	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
-		return usage_error("cqex", why);
-	ContextPtr ctx = open_device(args.positional(0), &why);
-	GidChoice gid;
-	if (!ctx || !pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
-		Report r("cqex");
-		r.fail("open", "%s", why.c_str());
-		return r.finish();
-	}
-	return run(ctx.get(), gid);
+	if (!open_loopback("cqex", argc, argv, &t, &status))
+		return status;
+	return run(t.ctx.get(), t.gid);
 }
 
 } /* namespace vc */

@@ -67,12 +67,13 @@ std::string rdma_show(const std::string &what)
 }
 
 /*
- * The value of "@key": in @json (the first object that has it): a number,
- * or a string without its quotes; "" if absent.
+ * The value of driver field @key in @json (the first object that has it;
+ * iproute2 names it "drv_KEY" there): a number, or a string without its
+ * quotes; "" if absent.
  */
 std::string json_value(const std::string &json, const char *key)
 {
-	const std::string pat = std::string("\"") + key + "\":";
+	const std::string pat = std::string("\"drv_") + key + "\":";
 	size_t at = json.find(pat);
 
 	if (at == std::string::npos)
@@ -358,24 +359,12 @@ int run(const char *dev, ibv_context *ctx, const GidChoice &gid)
 
 int cmd_resdetails(int argc, char **argv)
 {
-	Args args;
-	std::string why;
-	long gid_index;
+	LoopbackTarget t;
+	int status;
 
-	if (!args.parse(argc, argv, {{"gid-index", true}}, &why))
-		return usage_error("resdetails", why);
-	if (args.num_positional() != 1)
-		return usage_error("resdetails", "expects one device name");
-	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
-		return usage_error("resdetails", why);
-	ContextPtr ctx = open_device(args.positional(0), &why);
-	GidChoice gid;
-	if (!ctx || !pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
-		Report r("resdetails");
-		r.fail("open", "%s", why.c_str());
-		return r.finish();
-	}
-	return run(args.positional(0), ctx.get(), gid);
+	if (!open_loopback("resdetails", argc, argv, &t, &status))
+		return status;
+	return run(t.dev, t.ctx.get(), t.gid);
 }
 
 } /* namespace vc */

@@ -761,24 +761,12 @@ int RingRun::run()
 
 int cmd_ring(int argc, char **argv)
 {
-	Args args;
-	std::string why;
-	long gid_index;
+	LoopbackTarget t;
+	int status;
 
-	if (!args.parse(argc, argv, {{"gid-index", true}}, &why))
-		return usage_error("ring", why);
-	if (args.num_positional() != 1)
-		return usage_error("ring", "expects one device name");
-	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
-		return usage_error("ring", why);
-	ContextPtr ctx = open_device(args.positional(0), &why);
-	GidChoice gid;
-	if (!ctx || !pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
-		Report r("ring");
-		r.fail("open", "%s", why.c_str());
-		return r.finish();
-	}
-	RingRun run(ctx.get(), gid);
+	if (!open_loopback("ring", argc, argv, &t, &status))
+		return status;
+	RingRun run(t.ctx.get(), t.gid);
 	return run.run();
 }
 

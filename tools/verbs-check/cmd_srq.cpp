@@ -371,24 +371,12 @@ int SrqRun::run()
 
 int cmd_srq(int argc, char **argv)
 {
-	Args args;
-	std::string why;
-	long gid_index;
+	LoopbackTarget t;
+	int status;
 
-	if (!args.parse(argc, argv, {{"gid-index", true}}, &why))
-		return usage_error("srq", why);
-	if (args.num_positional() != 1)
-		return usage_error("srq", "expects one device name");
-	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why))
-		return usage_error("srq", why);
-	ContextPtr ctx = open_device(args.positional(0), &why);
-	GidChoice gid;
-	if (!ctx || !pick_gid(ctx.get(), int(gid_index), &gid, &why)) {
-		Report r("srq");
-		r.fail("open", "%s", why.c_str());
-		return r.finish();
-	}
-	SrqRun run(ctx.get(), gid);
+	if (!open_loopback("srq", argc, argv, &t, &status))
+		return status;
+	SrqRun run(t.ctx.get(), t.gid);
 	return run.run();
 }
 

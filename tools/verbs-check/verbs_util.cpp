@@ -4,6 +4,7 @@
  */
 #include "verbs_util.h"
 
+#include "commands.h"
 #include "report.h"
 
 #include <arpa/inet.h>
@@ -246,6 +247,36 @@ int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int
                const char **stage)
 {
 	return connect_rc_from(qp, gid, dest_qpn, access, IBV_QPS_INIT, kTimeout, stage);
+}
+
+bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status)
+{
+	Args args;
+	std::string why;
+	long gid_index;
+
+	*status = 2;
+	if (!args.parse(argc, argv, {{"gid-index", true}}, &why)) {
+		usage_error(command, why);
+		return false;
+	}
+	if (args.num_positional() != 1) {
+		usage_error(command, "expects one device name");
+		return false;
+	}
+	if (!args.number("gid-index", -1, -1, 65535, &gid_index, &why)) {
+		usage_error(command, why);
+		return false;
+	}
+	t->dev = args.positional(0);
+	t->ctx = open_device(t->dev, &why);
+	if (!t->ctx || !pick_gid(t->ctx.get(), int(gid_index), &t->gid, &why)) {
+		Report r(command);
+		r.fail("open", "%s", why.c_str());
+		*status = r.finish();
+		return false;
+	}
+	return true;
 }
 
 } /* namespace vc */

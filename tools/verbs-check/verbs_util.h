@@ -58,6 +58,20 @@ bool pick_gid(ibv_context *ctx, int wanted, GidChoice *out, std::string *why);
 
 const char *qp_type_name(ibv_qp_type type);
 
+/* The device and source GID of a loopback command. */
+struct LoopbackTarget {
+	const char *dev = nullptr;
+	ContextPtr ctx;
+	GidChoice gid;
+};
+
+/*
+ * The command line "@command DEV [--gid-index I]" of a loopback command:
+ * opens DEV and picks its GID (pick_gid()). False when it could not, with
+ * the exit status in *@status (2: usage error; 1: FAIL "open" reported).
+ */
+bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status);
+
 /*
  * Waits up to @timeout_ms for an async event of @ctx (the async fd is made
  * non-blocking). Returns 1 and fills @event (to be acked), 0 on timeout,

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: debugfs, /sys/kernel/debug/sroce/DEV/.
+ *
+ *   qp/QPN        one file per QP: its attributes and where its requester,
+ *                 completer and responder stand (the fields of rdma
+ *                 resource show -dd, sroce_qp_details()), read on open
+ *   fault/        fault injection for tests, every Nth packet (0: off):
+ *                 rx_drop, rx_dup (received), tx_drop (to send); counted
+ *                 as faults_injected
+ *
+ * DEV is the device's name when it was registered; a device renamed
+ * later keeps its directory's name. A QP's file is removed before the QP
+ * is freed: debugfs waits for a read in progress.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "sroce_verbs.h"
+#include "sroce_qp.h"
+
+static struct dentry *sroce_dbg_root;
+
+static const char *sroce_dbg_qp_type(enum ib_qp_type t)
+{
+	switch (t) {
+	case IB_QPT_RC:
+		return "RC";
+	case IB_QPT_UC:
+		return "UC";
+	case IB_QPT_UD:
+		return "UD";
+	case IB_QPT_GSI:
+		return "GSI";
+	default:
+		return "?";
+	}
+}
+
+static int sroce_dbg_qp_show(struct seq_file *m, void *unused)
+{
+	struct sroce_qp *qp = m->private;
+	struct sroce_detail v[SROCE_QP_DETAILS_MAX];
+	unsigned int i, n;
+
+	mutex_lock(&qp->modify_lock);
+	seq_printf(m, "qpn %u\ntype %s\nstate %s\n", qp->ibqp.qp_num,
+		   sroce_dbg_qp_type(qp->ibqp.qp_type),
+		   sroce_qp_state_str(sroce_qp_state(qp)));
+	seq_printf(m, "user %d\nsq_sig_all %d\nmax_inline %u\n", qp->is_user,
+		   qp->sig_all, qp->max_inline);
+	seq_printf(m, "max_send_sge %u\nmax_recv_sge %u\n", qp->max_send_sge,
+		   qp->max_recv_sge);
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) {
+		seq_printf(m, "dest_qpn %u\ninit_sq_psn %u\ninit_rq_psn %u\n",
+			   qp->dest_qpn, qp->sq_psn, qp->rq_psn);
+		seq_printf(m, "path_mtu %u\nsgid %pI6c\ndgid %pI6c\n",
+			   ib_mtu_enum_to_int(qp->path_mtu), qp->path.sgid,
+			   qp->path.av.dgid);
+		seq_printf(m, "udp_sport %u\nifindex %d\nvlan_id %u\n",
+			   qp->path.udp_sport, qp->path.oif, qp->path.vlan_id);
+		seq_printf(m, "timeout %u\nretry_cnt %u\nrnr_retry %u\n",
+			   qp->timeout, qp->retry_cnt, qp->rnr_retry);
+		seq_printf(m, "min_rnr_timer %u\nmax_rd_atomic %u\n",
+			   qp->min_rnr_timer, qp->max_rd_atomic);
+		seq_printf(m, "max_dest_rd_atomic %u\naccess_flags 0x%x\n",
+			   qp->max_dest_rd_atomic, qp->access_flags);
+	} else {
+		seq_printf(m, "qkey 0x%x\n", qp->qkey);
+	}
+	mutex_unlock(&qp->modify_lock);
+
+	n = sroce_qp_details(qp, v);
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%s %u\n", v[i].name, v[i].val);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_dbg_qp);
+
+void sroce_debugfs_qp_add(struct sroce_qp *qp)
+{
+	char name[12];
+
+	if (IS_ERR_OR_NULL(qp->sdev->dbg_qp))
+		return;
+	snprintf(name, sizeof(name), "%u", qp->ibqp.qp_num);
+	qp->dbg = debugfs_create_file(name, 0400, qp->sdev->dbg_qp, qp,
+				      &sroce_dbg_qp_fops);
+}
+
+void sroce_debugfs_qp_del(struct sroce_qp *qp)
+{
+	debugfs_remove(qp->dbg);
+	qp->dbg = NULL;
+}
+
+/* Called once the device has its final name (enable_driver). */
+void sroce_debugfs_dev_add(struct sroce_dev *sdev)
+{
+	struct dentry *fault;
+
+	if (IS_ERR_OR_NULL(sroce_dbg_root))
+		return;
+	sdev->dbg = debugfs_create_dir(dev_name(&sdev->ibdev.dev),
+				       sroce_dbg_root);
+	sdev->dbg_qp = debugfs_create_dir("qp", sdev->dbg);
+	fault = debugfs_create_dir("fault", sdev->dbg);
+	debugfs_create_u32("rx_drop", 0600, fault, &sdev->fault.rx_drop);
+	debugfs_create_u32("rx_dup", 0600, fault, &sdev->fault.rx_dup);
+	debugfs_create_u32("tx_drop", 0600, fault, &sdev->fault.tx_drop);
+}
+
+void sroce_debugfs_dev_del(struct sroce_dev *sdev)
+{
+	debugfs_remove(sdev->dbg);
+	sdev->dbg = NULL;
+	sdev->dbg_qp = NULL;
+}
+
+void sroce_debugfs_init(void)
+{
+	sroce_dbg_root = debugfs_create_dir("sroce", NULL);
+}
+
+void sroce_debugfs_exit(void)
+{
+	debugfs_remove(sroce_dbg_root);
+}

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# sroce's debugfs (/sys/kernel/debug/sroce/DEV/) and its fault knobs, on
+# guest a of the sroce-sroce pair (b is the peer of each transfer).
+#   qp/QPN: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B),
+#     the server QP's file names its type, state RTS, the peer's QP
+#     number, path MTU and PSNs; it is
+#     read in a loop while the QP is destroyed (a reader must not see a
+#     freed QP: the debug kernel's KASAN would), and is gone afterwards.
+#   fault/tx_drop 20, rx_dup 7, rx_drop 13 in turn, each under a transfer
+#     of 300 x 4096 B each way (path MTU 1024, data checked): every
+#     transfer completes intact; faults_injected grows by at least the
+#     packets the knob picks, and the recovery shows where it should:
+#     retransmits (tx_drop), duplicates (rx_dup), seq_naks_sent (rx_drop).
+# timeout: 300
+# shellcheck source=lib/guest.sh
+. "$(dirname "$0")/lib/guest.sh"
+# shellcheck source=lib/pingpong.sh
+. "$(dirname "$0")/lib/pingpong.sh"
+rig_suites sroce-sroce
+
+rig_require_peer
+[ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs where both guests are sroce"
+rig_require_cmd ibv_rc_pingpong rdma
+rig_setup_dev
+dbg=/sys/kernel/debug/sroce/$RIG_DEV
+hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
+cnt() { cat "$hw/$1"; }
+if rig_is_a; then
+	[ -d /sys/kernel/debug/sroce ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	for f in qp fault/rx_drop fault/rx_dup fault/tx_drop; do
+		[ -e "$dbg/$f" ] || rig_fail "no $dbg/$f"
+	done
+fi
+knobs_off() {
+	local k
+	for k in rx_drop rx_dup tx_drop; do
+		[ -e "$dbg/fault/$k" ] && echo 0 >"$dbg/fault/$k"
+	done
+	return 0
+}
+cleanup() {
+	local rc=$?
+	rig_is_a && knobs_off
+	exit "$rc"
+}
+trap cleanup EXIT
+
+# --- the QP's file ---------------------------------------------------------
+pp_bg_start qpfile 4096 20000
+if rig_is_a; then
+	line=""
+	end=$((EPOCHSECONDS + 20))
+	until [ -n "$line" ]; do
+		line=$(rdma resource show qp link "$RIG_DEV/1" | grep 'comm ibv_rc_pingpong' | grep 'state RTS')
+		[ "$EPOCHSECONDS" -lt "$end" ] || rig_fail "qpfile: no RTS QP of ibv_rc_pingpong"
+		[ -n "$line" ] || rig_sleep 0.1
+	done
+	qpn=$(sed -n 's/.* lqpn \([0-9]*\) .*/\1/p' <<<"$line")
+	rqpn=$(sed -n 's/.* rqpn \([0-9]*\) .*/\1/p' <<<"$line")
+	f=$dbg/qp/$qpn
+	snap=$(cat "$f") || rig_fail "qpfile: cannot read $f"
+	sed 's/^/    /' <<<"$snap"
+	for want in "type RC" "state RTS" "dest_qpn $rqpn" "path_mtu 1024"; do
+		grep -qx "$want" <<<"$snap" || rig_fail "qpfile: no \"$want\" in $f"
+	done
+	grep -qE '^comp_psn [0-9]+$' <<<"$snap" || rig_fail "qpfile: no comp_psn in $f"
+	# Read it without pause until it is gone.
+	(while [ -e "$f" ]; do cat "$f" >/dev/null 2>&1; done) &
+	reader=$!
+fi
+pp_bg_wait qpfile 4096 20000
+if rig_is_a; then
+	end=$((EPOCHSECONDS + 10))
+	while [ -e "$f" ]; do
+		[ "$EPOCHSECONDS" -lt "$end" ] || rig_fail "qpfile: $f still there after the QP was destroyed"
+		rig_sleep 0.1
+	done
+	wait "$reader"
+	rig_log "qpfile: QP $qpn's file read while it ran and while it was destroyed; gone after"
+fi
+
+# --- the fault knobs -------------------------------------------------------
+# fault KNOB EVERY COUNTER: a transfer with KNOB set on a; COUNTER must grow.
+fault() {
+	local knob=$1 every=$2 counter=$3 f0 c0 df dc
+	if rig_is_a; then
+		f0=$(cnt faults_injected) c0=$(cnt "$counter")
+		echo "$every" >"$dbg/fault/$knob" || rig_fail "cannot set $knob"
+	fi
+	pp_bg_start "$knob" 4096 300
+	pp_bg_wait "$knob" 4096 300
+	rig_is_a || return 0
+	echo 0 >"$dbg/fault/$knob"
+	df=$(($(cnt faults_injected) - f0)) dc=$(($(cnt "$counter") - c0))
+	rig_log "$knob $every: faults_injected +$df, $counter +$dc, every byte checked"
+	# At least 1200 data packets cross each way: the knob picks 1 in EVERY.
+	[ "$df" -ge $((1200 / every)) ] || rig_fail "$knob: faults_injected +$df, want >= $((1200 / every))"
+	[ "$dc" -gt 0 ] || rig_fail "$knob: $counter did not grow"
+}
+fault tx_drop 20 retransmits
+fault rx_dup 7 duplicates
+fault rx_drop 13 seq_naks_sent
+rig_log "PASS"
