@@ -89,6 +89,8 @@ enum sroce_counter {
 	SROCE_CNT_BUSY_POLLS,	/* user CQ busy polls (sroce_cq.c) */
 	SROCE_CNT_BUSY_POLL_HITS, /* ... that saw a CQE arrive */
 	SROCE_CNT_FAULTS,	/* packets dropped or duplicated on purpose */
+	SROCE_CNT_ECN_CE,	/* received with IP ECN "congestion experienced" */
+	SROCE_CNT_CNP,		/* congestion notification packets received */
 	SROCE_CNT_DROPS,
 };
 

@@ -13,6 +13,8 @@
  */
 #include <linux/ipv6.h>
 #include <net/busy_poll.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
 #include <net/udp.h>
 
 #include "sroce_engine.h"
@@ -41,6 +43,15 @@ static int sroce_rcv_l3(struct sk_buff *skb)
 	    ipv6_hdr(skb)->nexthdr == IPPROTO_UDP)
 		return l3_len;
 	return -SROCE_DROP_BAD_IP;
+}
+
+/* The IP header's ECN field says "congestion experienced". */
+static bool sroce_rcv_ce(struct sk_buff *skb)
+{
+	u8 dsfield = (skb_network_header(skb)[0] >> 4) == 6 ?
+		     ipv6_get_dsfield(ipv6_hdr(skb)) : ip_hdr(skb)->tos;
+
+	return INET_ECN_is_ce(dsfield);
 }
 
 /*
@@ -125,6 +136,7 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 	s64 bytes = skb->len > SROCE_UDP_HDR_BYTES ?
 		    skb->len - SROCE_UDP_HDR_BYTES : 0;
 	int l3_len, err;
+	bool ce = false;
 
 	err = -SROCE_DROP_SHORT;
 	if (!pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES))
@@ -141,6 +153,7 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 		err = l3_len;
 		goto drop;
 	}
+	ce = sroce_rcv_ce(skb);
 
 	/* The opcode tells how many header bytes must be linear. */
 	info = sroce_opcode_get(skb->data[SROCE_UDP_HDR_BYTES]);
@@ -166,6 +179,17 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!sroce_pkey_match(pkt.pkey, SROCE_DEFAULT_PKEY))
 		goto drop;
 
+	/*
+	 * A CNP asks the sender of a flow to slow down (IBA A17.9). sroce has
+	 * no rate control to apply it to: counted, then ignored (rxe, which
+	 * does not know the opcode, drops it).
+	 */
+	if (pkt.info->transport == SROCE_TRANSPORT_CNP) {
+		sroce_dev_count(sdev, SROCE_CNT_CNP, 1);
+		consume_skb(skb);
+		goto count_dev;
+	}
+
 	/* Payload offset from skb->data, for the engines. */
 	pkt.payload_off += SROCE_UDP_HDR_BYTES;
 	if (pkt.dqpn == SROCE_MCAST_QPN) {
@@ -189,6 +213,8 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 	trace_sroce_recv(pkt.dqpn, pkt.opcode, pkt.psn, bytes);
 	sroce_qp_count(qp, SROCE_CNT_RX_PACKETS, 1);
 	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, bytes);
+	if (ce)
+		sroce_qp_count(qp, SROCE_CNT_ECN_CE, 1);
 	if (pkt.info->flags & SROCE_OPF_REQUEST)
 		sroce_resp_rcv(qp, skb, &pkt);
 	else if (sroce_comp_rcv(qp, skb, &pkt))
@@ -203,6 +229,8 @@ drop:
 count_dev:
 	sroce_dev_count(sdev, SROCE_CNT_RX_PACKETS, 1);
 	sroce_dev_count(sdev, SROCE_CNT_RX_BYTES, bytes);
+	if (ce)
+		sroce_dev_count(sdev, SROCE_CNT_ECN_CE, 1);
 }
 
 /*

@@ -30,6 +30,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_BUSY_POLLS] = { .name = "busy_polls" },
 	[SROCE_CNT_BUSY_POLL_HITS] = { .name = "busy_poll_hits" },
 	[SROCE_CNT_FAULTS] = { .name = "faults_injected" },
+	[SROCE_CNT_ECN_CE] = { .name = "ecn_ce_rcvd" },
+	[SROCE_CNT_CNP] = { .name = "cnp_rcvd" },
 	[SROCE_CNT_DROP(SROCE_DROP_SHORT)] = { .name = "drop_short" },
 	[SROCE_CNT_DROP(SROCE_DROP_BAD_TVER)] = { .name = "drop_bad_tver" },
 	[SROCE_CNT_DROP(SROCE_DROP_BAD_OPCODE)] = { .name = "drop_bad_opcode" },

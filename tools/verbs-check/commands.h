@@ -31,6 +31,7 @@ int cmd_stress(int argc, char **argv);
 int cmd_memcg(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_resdetails(int argc, char **argv);
+int cmd_congestion(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

@@ -56,6 +56,8 @@ static const char usage_text[] =
     "      ring memory is charged to the memory cgroup of the process (run in one)\n"
     "  resdetails DEV [--gid-index I]\n"
     "      the driver details of rdma resource show -dd for objects in known states\n"
+    "  congestion --target TDEV --inject IFACE --peer-ip ADDR\n"
+    "      a forged CNP, and one with ECN CE, reach TDEV's cnp_rcvd and ecn_ce_rcvd\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
 	    {"memcg", vc::cmd_memcg},
 	    {"bound", vc::cmd_bound},
 	    {"resdetails", vc::cmd_resdetails},
+	    {"congestion", vc::cmd_congestion},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
