@@ -94,12 +94,19 @@ void sroce_debugfs_qp_del(struct sroce_qp *qp)
 	qp->dbg = NULL;
 }
 
-/* Called once the device has its final name (enable_driver). */
+/*
+ * Called once the device has its final name (enable_driver). The core
+ * enables a device again after each move to another network namespace
+ * ("rdma dev set NAME netns NS"): the folder made the first time stays,
+ * with its QP files, until the device is deallocated. The folder keeps the
+ * name the device had then ("rdma dev set NAME name NEW" does not tell the
+ * driver).
+ */
 void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 {
 	struct dentry *fault;
 
-	if (IS_ERR_OR_NULL(sroce_dbg_root))
+	if (IS_ERR_OR_NULL(sroce_dbg_root) || sdev->dbg)
 		return;
 	sdev->dbg = debugfs_create_dir(dev_name(&sdev->ibdev.dev),
 				       sroce_dbg_root);

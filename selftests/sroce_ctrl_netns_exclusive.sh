@@ -20,6 +20,11 @@
 #     (its context disassociated), the device keeps working afterwards;
 #   - with traffic running, each namespace's "rdma resource show qp" lists
 #     its own device's RC QP and nothing of the other's;
+#   - sroce's debugfs follows the moves: after sroce5 went to init_net
+#     and back (the core enables a moved device again), the busy QP has
+#     its file in /sys/kernel/debug/sroce/sroce5/qp/, and both devices'
+#     folders are gone with the devices (a folder left behind would hold
+#     fault knobs that point into the freed device);
 #   - deleting both namespaces with traffic running unregisters both
 #     devices and closes the namespaces' sockets (kmemleak and lockdep
 #     watch this on the debug kernel).
@@ -207,6 +212,19 @@ for x in "$XA sroce5 sroce6" "$XB sroce6 sroce5"; do
 	grep -q "link $other/" "$RIG_TEST_OUT/qp.$ns.txt" &&
 		rig_fail "$ns sees QPs of $other, a device of another namespace"
 done
+# debugfs (init_net's mount) after sroce5's two moves: the busy RC QP of
+# sroce5 has its file.
+dbgfs=/sys/kernel/debug/sroce
+[ -d $dbgfs ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -d $dbgfs ] || rig_fail "no $dbgfs"
+rcqpn=$(ip netns exec $XA rdma resource show qp link sroce5/1 |
+	sed -n 's/.* lqpn \([0-9]*\) .*type RC.*/\1/p' | head -n 1)
+[ -n "$rcqpn" ] || rig_fail "no RC QP number for sroce5"
+[ -f "$dbgfs/sroce5/qp/$rcqpn" ] || {
+	find $dbgfs 2>&1 | sed 's/^/    /'
+	rig_fail "no debugfs file for sroce5's QP $rcqpn after the device moved twice"
+}
+rig_log "debugfs after two moves: $(head -n 1 "$dbgfs/sroce5/qp/$rcqpn")"
 ip netns pids $XA | xargs -r kill -9
 ip netns pids $XB | xargs -r kill -9
 ip netns del $XA || rig_fail "ip netns del $XA failed"
@@ -217,6 +235,9 @@ wait "$client" "$RIG_BG_PID" 2>/dev/null
 set_mode shared || rig_fail "cannot go back to the shared netns mode"
 ctrl_wait_gone sroce5 20 || rig_fail "sroce5 outlived its namespace"
 ctrl_wait_gone sroce6 20 || rig_fail "sroce6 outlived its namespace"
+for d in sroce5 sroce6; do
+	[ ! -e $dbgfs/$d ] || rig_fail "$dbgfs/$d outlived the device"
+done
 [ "$(ctrl_port_state "$CTRL_DEV")" = ACTIVE ] || rig_fail "$CTRL_DEV not ACTIVE after the namespaces went"
 ctrl_udp_open || rig_fail "init_net's UDP 4791 socket closed with the namespaces"
 rig_log "PASS"
