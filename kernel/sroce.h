@@ -104,7 +104,8 @@ struct sroce_stats {
 /*
  * Fault injection for tests (debugfs DEV/fault/, sroce_debugfs.c): every
  * Nth packet received is dropped or delivered twice, every Nth packet to
- * send is dropped; 0 (the default) is off. The kernel's fault-injection
+ * send is dropped, every Nth packet buffer allocation fails; 0 (the
+ * default) is off. The kernel's fault-injection
  * framework (CONFIG_FAULT_INJECTION) is off in Debian's kernels, and a
  * test needs these on the kernel it runs, so they are plain knobs.
  */
@@ -112,7 +113,8 @@ struct sroce_fault {
 	u32 rx_drop;
 	u32 rx_dup;
 	u32 tx_drop;
-	atomic_t rx_drop_n, rx_dup_n, tx_drop_n;
+	u32 alloc_fail;		/* every Nth packet buffer is not given */
+	atomic_t rx_drop_n, rx_dup_n, tx_drop_n, alloc_fail_n;
 };
 
 /* Whether the knob @every (0: off) picks this packet, the @n-th seen. */

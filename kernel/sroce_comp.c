@@ -787,11 +787,34 @@ static void sroce_comp_rnr_fire(struct timer_list *t)
 		sroce_qp_kick(qp);
 }
 
+static void sroce_comp_nomem_fire(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, comp.nomem);
+
+	sroce_qp_kick(qp);
+}
+
+/*
+ * The requester stopped for want of a packet buffer (GFP_ATOMIC, from
+ * the page fragments or the slab): it tries again in a millisecond. The
+ * ACK timer would bring it back only with a packet in flight, and the
+ * first packet of a message has none (a QP then waited for the next
+ * doorbell or answer, forever if neither came: debugfs_faults.sh,
+ * alloc_fail). Under sq_lock.
+ */
+void sroce_comp_nomem(struct sroce_qp *qp)
+{
+	if (sroce_comp_live(qp) && !timer_pending(&qp->comp.nomem))
+		mod_timer(&qp->comp.nomem,
+			  jiffies + max(1UL, msecs_to_jiffies(1)));
+}
+
 void sroce_comp_init(struct sroce_qp *qp)
 {
 	timer_setup(&qp->comp.rto, sroce_comp_rto_fire, 0);
 	timer_setup(&qp->comp.rnr_timer, sroce_comp_rnr_fire, 0);
 	timer_setup(&qp->comp.tlp, sroce_comp_tlp_fire, 0);
+	timer_setup(&qp->comp.nomem, sroce_comp_nomem_fire, 0);
 }
 
 void sroce_comp_timers_stop(struct sroce_qp *qp)
@@ -799,4 +822,5 @@ void sroce_comp_timers_stop(struct sroce_qp *qp)
 	del_timer_sync(&qp->comp.rto);
 	del_timer_sync(&qp->comp.rnr_timer);
 	del_timer_sync(&qp->comp.tlp);
+	del_timer_sync(&qp->comp.nomem);
 }

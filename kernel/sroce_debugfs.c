@@ -6,8 +6,9 @@
  *                 completer and responder stand (the fields of rdma
  *                 resource show -dd, sroce_qp_details()), read on open
  *   fault/        fault injection for tests, every Nth packet (0: off):
- *                 rx_drop, rx_dup (received), tx_drop (to send); counted
- *                 as faults_injected
+ *                 rx_drop, rx_dup (received), tx_drop (to send),
+ *                 alloc_fail (a packet buffer not given); counted as
+ *                 faults_injected
  *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. A QP's file is removed before the QP
@@ -115,6 +116,7 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 	debugfs_create_u32("rx_drop", 0600, fault, &sdev->fault.rx_drop);
 	debugfs_create_u32("rx_dup", 0600, fault, &sdev->fault.rx_dup);
 	debugfs_create_u32("tx_drop", 0600, fault, &sdev->fault.tx_drop);
+	debugfs_create_u32("alloc_fail", 0600, fault, &sdev->fault.alloc_fail);
 }
 
 void sroce_debugfs_dev_del(struct sroce_dev *sdev)

@@ -141,6 +141,11 @@ struct sk_buff *sroce_skb_alloc(struct sroce_dev *sdev, u32 ib_len)
 	struct sk_buff *skb = NULL;
 	void *buf;
 
+	if (sroce_fault_hit(&sdev->fault.alloc_fail,
+			    &sdev->fault.alloc_fail_n)) {
+		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+		return NULL;
+	}
 	local_bh_disable();
 	buf = sroce_frag_alloc(size);
 	local_bh_enable();

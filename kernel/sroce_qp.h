@@ -70,6 +70,7 @@ struct sroce_req {
 	bool run_on_ack;	/* look for new WQEs on the next answer */
 	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
 	bool flush_known;	/* a FLUSH was answered: keep that ICRC */
+	bool nomem;		/* stopped: no packet buffer (sroce_comp_nomem()) */
 };
 
 #define SROCE_FLUSH_SENT_IBA	BIT(0)
@@ -98,6 +99,7 @@ struct sroce_comp {
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
 	struct timer_list tlp;		/* tail probe (sroce_comp_tlp_fire()) */
+	struct timer_list nomem;	/* the requester tries again */
 };
 
 /*

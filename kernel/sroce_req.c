@@ -612,8 +612,10 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 
 		skb = sroce_req_packet(qp, s, &status);
 		if (!skb) {
-			if (status == -ENOMEM)
+			if (status == -ENOMEM) {
+				qp->req.nomem = true;
 				return false;
+			}
 			sroce_req_fail(qp, status);
 			return false;
 		}
@@ -660,6 +662,10 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 	sroce_req_ack_tail(qp, list);
 	if (!more)
 		sroce_comp_stopped(qp);
+	if (qp->req.nomem) {
+		qp->req.nomem = false;
+		sroce_comp_nomem(qp);
+	}
 	return more;
 }
 

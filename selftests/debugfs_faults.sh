@@ -3,7 +3,8 @@
 #
 # sroce's debugfs (/sys/kernel/debug/sroce/DEV/) and its fault knobs, on
 # guest a of the sroce-sroce pair (b is the peer of each transfer).
-#   qp/QPN: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B),
+#   qp/QPN: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B;
+#     SROCE_LONG_ITERS, 4000 on the debug kernel),
 #     the server QP's file names its type, state RTS, the peer's QP
 #     number, path MTU and PSNs; it is
 #     read in a loop while the QP is destroyed (a reader must not see a
@@ -13,29 +14,44 @@
 #     transfer completes intact; faults_injected grows by at least the
 #     packets the knob picks, and the recovery shows where it should:
 #     retransmits (tx_drop), duplicates (rx_dup), seq_naks_sent (rx_drop).
+#     Then alloc_fail 10 on a under sroce-integrity run (path MTU 1024,
+#     every RC opcode, both guests requesting in turn, every byte and
+#     status checked): every 10th packet buffer of a is refused (requests,
+#     ACKs, READ responses), faults_injected grows by at least a's packets
+#     sent / 10 - 1, and the run passes. Without the requester's retry
+#     timer (sroce_comp_nomem()) a QP whose first packet of a message found
+#     no buffer had nothing in flight and waited for ever.
+#     (sroce-integrity, not ibv_rc_pingpong: the last receiver of a
+#     pingpong exits as soon as it has its data, and the peer's
+#     retransmission of a request whose ACK was refused then finds no QP.)
 # timeout: 300
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh
 . "$(dirname "$0")/lib/pingpong.sh"
+# shellcheck source=rc_integrity_lib.sh
+. "$(dirname "$0")/rc_integrity_lib.sh"
 rig_suites sroce-sroce
 
 rig_require_peer
+# Messages of the transfer that must outlast reading its QP's file.
+LONG=${SROCE_LONG_ITERS:-20000}
 [ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs where both guests are sroce"
 rig_require_cmd ibv_rc_pingpong rdma
+[ -x "$INTEG_BIN" ] || rig_skip "no $INTEG_BIN (cmake --build build)"
 rig_setup_dev
 dbg=/sys/kernel/debug/sroce/$RIG_DEV
 hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
 cnt() { cat "$hw/$1"; }
 if rig_is_a; then
 	[ -d /sys/kernel/debug/sroce ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-	for f in qp fault/rx_drop fault/rx_dup fault/tx_drop; do
+	for f in qp fault/rx_drop fault/rx_dup fault/tx_drop fault/alloc_fail; do
 		[ -e "$dbg/$f" ] || rig_fail "no $dbg/$f"
 	done
 fi
 knobs_off() {
 	local k
-	for k in rx_drop rx_dup tx_drop; do
+	for k in rx_drop rx_dup tx_drop alloc_fail; do
 		[ -e "$dbg/fault/$k" ] && echo 0 >"$dbg/fault/$k"
 	done
 	return 0
@@ -48,7 +64,7 @@ cleanup() {
 trap cleanup EXIT
 
 # --- the QP's file ---------------------------------------------------------
-pp_bg_start qpfile 4096 20000
+pp_bg_start qpfile 4096 "$LONG"
 if rig_is_a; then
 	line=""
 	end=$((EPOCHSECONDS + 20))
@@ -70,7 +86,7 @@ if rig_is_a; then
 	(while [ -e "$f" ]; do cat "$f" >/dev/null 2>&1; done) &
 	reader=$!
 fi
-pp_bg_wait qpfile 4096 20000
+pp_bg_wait qpfile 4096 "$LONG"
 if rig_is_a; then
 	end=$((EPOCHSECONDS + 10))
 	while [ -e "$f" ]; do
@@ -102,4 +118,26 @@ fault() {
 fault tx_drop 20 retransmits
 fault rx_dup 7 duplicates
 fault rx_drop 13 seq_naks_sent
+# Every 10th packet buffer refused: a requester whose first packet of a
+# message finds no buffer has nothing in flight, so no ACK timer to come
+# back on; at path MTU 1024 most messages are one packet or a few.
+if rig_is_a; then
+	f0=$(cnt faults_injected) p0=$(cnt tx_packets)
+	echo 10 >"$dbg/fault/alloc_fail" || rig_fail "cannot set alloc_fail"
+fi
+integ_run alloc_fail 120 4 18893 run --mtu 1024 --rounds 24
+if rig_is_a; then
+	echo 0 >"$dbg/fault/alloc_fail"
+	df=$(($(cnt faults_injected) - f0)) dp=$(($(cnt tx_packets) - p0))
+	rig_log "alloc_fail 10: faults_injected +$df, $dp packets sent"
+	[ "$df" -ge $((dp / 10 - 1)) ] ||
+		rig_fail "alloc_fail: faults_injected +$df, want >= $dp / 10 - 1"
+	[ "$dp" -ge 100 ] || rig_fail "alloc_fail: only $dp packets sent"
+fi
+if [ "$INTEG_RC" != 0 ]; then
+	integ_diag
+	rig_fail "alloc_fail: sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}"
+fi
+[ -n "$INTEG_SUMMARY" ] || rig_fail "alloc_fail: no summary line"
+rig_barrier done-alloc_fail 60 || rig_fail "alloc_fail: the peer did not finish"
 rig_log "PASS"

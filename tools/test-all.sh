@@ -428,12 +428,15 @@ if [ "$guests" = 1 ]; then
 		# debug kernel (a module load there takes seconds) two
 		# rounds of link delete/add and of rmmod, and three object
 		# rounds, keep CI within its time; the stock 6.12 run
-		# (TESTS_612) runs both tests with the full counts.
+		# (TESTS_612) runs both tests with the full counts. The
+		# transfers that only have to outlast a check (counters.sh,
+		# debugfs_faults.sh) are 5 times shorter.
 		debug_tests=$(make -s --no-print-directory -C selftests list_tests |
 			grep -vxF -f <(tr ' ' '\n' <<<"$TESTS_SMP") | tr '\n' ' ')
 		guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug \
 			-e SROCE_MSGSIZE_SEND_BYTES=none -e SROCE_CTRL_LINK_LOOPS=2 \
 			-e SROCE_CTRL_RMMOD_LOOPS=2 -e SROCE_CTRL_OBJECT_LOOPS=3 \
+			-e SROCE_LONG_ITERS=4000 \
 			--tests "$debug_tests" sroce-sroce
 		guest_suite "sroce-sroce-debug-smp2" "$moduledbg_built" -k debug --smp 2 \
 			--tests "$TESTS_SMP" sroce-sroce
