@@ -136,6 +136,8 @@ struct sroce_dev {
 	struct list_head rx_list;	/* receive path lookup (RCU) */
 	unsigned int napi_id;		/* of the last packet received; busy poll */
 	struct sroce_stats stats;	/* events of QPs bound to no counter */
+	struct sroce_stats gone;	/* ... of counters that are gone (PMA) */
+	struct mutex pma_lock;		/* gone against the PMA's totals */
 	struct xarray counter_xa;	/* per-QP counter sets, by counter id */
 
 	struct ib_device_attr attr;

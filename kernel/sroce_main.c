@@ -159,6 +159,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->key_xa);
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
+	mutex_destroy(&sdev->pma_lock);
 	sroce_counters_cleanup(sdev);
 	sroce_mcast_cleanup(sdev);
 	sroce_net_dev_cleanup(sdev);
@@ -251,8 +252,10 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.enable_driver = sroce_enable_driver,
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
+	.fill_res_cq_entry_raw = sroce_fill_res_cq_entry_raw,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,
+	.fill_res_qp_entry_raw = sroce_fill_res_qp_entry_raw,
 	SROCE_OP_FILL_RES_SRQ(sroce_fill_res_srq_entry)
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
@@ -271,6 +274,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.post_srq_recv = sroce_post_srq_recv,
 	.query_ah = sroce_query_ah,
 	.query_device = sroce_query_device,
+	.process_mad = sroce_process_mad,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
@@ -362,6 +366,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->counter_xa, XA_FLAGS_ALLOC1);
+	mutex_init(&sdev->pma_lock);
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 	sroce_init_attr(sdev);

@@ -15,6 +15,7 @@
 #include "sroce_cq.h"
 #include "sroce_srq.h"
 #include "sroce_mem.h"
+#include "sroce_sq.h"
 
 /* Put @n name/value pairs in one RDMA_NLDEV_ATTR_DRIVER nest. */
 static int sroce_res_put(struct sk_buff *msg, const struct sroce_detail *v,
@@ -143,6 +144,66 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	return sroce_res_put(msg, v, n, NULL, NULL);
 }
 
+/*
+ * `rdma resource show qp -r`: the rings' indices and kernel flags, then the
+ * oldest send WQE not yet completed as the requester validated it (struct
+ * sroce_send_wqe with its SGEs or inline data; none when the SQ is idle,
+ * and none for a kernel QP).
+ * The layout, in host byte order, is struct sroce_raw_qp below.
+ */
+struct sroce_raw_qp {
+	u32 sq_prod, sq_cons, sq_kflags;
+	u32 rq_prod, rq_cons, rq_kflags;	/* 0 when on an SRQ */
+};
+
+#define SROCE_RAW_MAX	1024
+
+int sroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_raw_qp hdr = {};
+	struct sroce_swqe *s;
+	u32 len = 0, data;
+	u8 *buf;
+	int err;
+
+	buf = kzalloc(SROCE_RAW_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->sq.hdr) {
+		hdr.sq_prod = READ_ONCE(qp->sq.hdr->prod);
+		hdr.sq_cons = qp->sq.idx;
+		hdr.sq_kflags = READ_ONCE(qp->sq.hdr->kflags);
+	}
+	/*
+	 * A kernel QP's WQEs hold kernel addresses (wr_id, SGEs): not shown,
+	 * as no CQE of a kernel CQ is.
+	 */
+	if (qp->is_user && qp->sq.hdr && qp->shadow.slots &&
+	    qp->sq.idx != qp->req.fetch_end) {
+		s = sroce_swqe_get(qp, qp->sq.idx);
+		data = s->w.flags & SROCE_WQE_INLINE ? s->w.inline_len :
+			s->w.num_sge * sizeof(struct sroce_sge);
+		len = min_t(u32, sizeof(s->w) + data,
+			    qp->shadow.slot_size - offsetof(struct sroce_swqe, w));
+		len = min_t(u32, len, SROCE_RAW_MAX - sizeof(hdr));
+		memcpy(buf + sizeof(hdr), &s->w, len);
+	}
+	spin_unlock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->resp_lock);
+	if (qp->rq.hdr) {
+		hdr.rq_prod = READ_ONCE(qp->rq.hdr->prod);
+		hdr.rq_cons = qp->rq.idx;
+		hdr.rq_kflags = READ_ONCE(qp->rq.hdr->kflags);
+	}
+	spin_unlock_bh(&qp->resp_lock);
+	memcpy(buf, &hdr, sizeof(hdr));
+	err = nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(hdr) + len, buf);
+	kfree(buf);
+	return err;
+}
+
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
@@ -158,6 +219,36 @@ int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	return sroce_res_put(msg, v, n, "arm", sroce_arm_name(arm));
+}
+
+/*
+ * `rdma resource show cq -r`: prod, cons, kflags and uflags (u32 each, host
+ * byte order), then the newest CQE (struct sroce_cqe) if one was written
+ * (user CQs only).
+ */
+int sroce_fill_res_cq_entry_raw(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct {
+		u32 prod, cons, kflags, uflags;
+		struct sroce_cqe cqe;
+	} raw = {};
+	unsigned long flags;
+	u32 len = offsetof(typeof(raw), cqe);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	raw.prod = cq->q.idx;
+	raw.cons = READ_ONCE(cq->q.hdr->cons);
+	raw.kflags = READ_ONCE(cq->q.hdr->kflags);
+	raw.uflags = READ_ONCE(cq->q.hdr->uflags);
+	/* A kernel CQ's CQEs hold kernel addresses: not shown. */
+	if (raw.prod && cq->is_user) {
+		memcpy(&raw.cqe, sroce_queue_entry(&cq->q, raw.prod - 1),
+		       sizeof(raw.cqe));
+		len = sizeof(raw);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, len, &raw);
 }
 
 static const char *const sroce_mr_kinds[] = {

@@ -4,6 +4,8 @@
  * /sys/class/infiniband/DEV/ports/1/hw_counters/.
  */
 #include <rdma/rdma_counter.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_pma.h>
 
 #include "sroce_verbs.h"
 #include "sroce_qp.h"
@@ -151,12 +153,20 @@ int sroce_counter_dealloc(struct rdma_counter *counter)
 {
 	struct sroce_dev *sdev = to_sdev(counter->device);
 	struct sroce_counter_set *cnt;
+	int i;
 
 	if (!counter->id)
 		return 0;
+	mutex_lock(&sdev->pma_lock);
 	cnt = xa_erase(&sdev->counter_xa, counter->id);
-	if (cnt)
+	if (cnt) {
+		/* Its QPs are unbound: the values are final. For the PMA. */
+		for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+			atomic64_add(atomic64_read(&cnt->stats.v[i]),
+				     &sdev->gone.v[i]);
 		kfree_rcu(cnt, rcu);
+	}
+	mutex_unlock(&sdev->pma_lock);
 	return 0;
 }
 
@@ -184,4 +194,111 @@ void sroce_counters_cleanup(struct sroce_dev *sdev)
 	xa_for_each(&sdev->counter_xa, id, cnt)
 		kfree(cnt);
 	xa_destroy(&sdev->counter_xa);
+}
+
+/* ------------------------------------------------------------------------
+ * Performance management MADs (IBA 16.1): PortCounters and
+ * PortCountersExtended from the port's totals. The core asks through
+ * process_mad for /sys/class/infiniband/DEV/ports/1/counters/ (counters.sh
+ * checks them); the MAD layer hands PMA Gets received on QP1 here as well.
+ * (perfquery of rdma-core 44 cannot use a RoCE port: it needs the SMI,
+ * which RoCE ports do not have.)
+ */
+
+/* The port's total of @c: the device's, the live counters', the gone ones'. */
+static u64 sroce_port_total(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	struct sroce_counter_set *cnt;
+	unsigned long id;
+	u64 v;
+
+	v = atomic64_read(&sdev->stats.v[c]) + atomic64_read(&sdev->gone.v[c]);
+	rcu_read_lock();
+	xa_for_each(&sdev->counter_xa, id, cnt)
+		v += atomic64_read(&cnt->stats.v[c]);
+	rcu_read_unlock();
+	return v;
+}
+
+static u64 sroce_port_drops(struct sroce_dev *sdev)
+{
+	u64 v = 0;
+	int why;
+
+	for (why = SROCE_DROP_NONE + 1; why < SROCE_DROP_NUM; why++)
+		v += sroce_port_total(sdev, SROCE_CNT_DROP(why));
+	return v;
+}
+
+static __be16 sroce_pma16(u64 v)
+{
+	return cpu_to_be16(min_t(u64, v, U16_MAX));
+}
+
+static __be32 sroce_pma32(u64 v)
+{
+	return cpu_to_be32(min_t(u64, v, U32_MAX));
+}
+
+int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	/* The attribute follows the PMA's 40 reserved bytes. */
+	void *data = out->data + 40;
+	struct ib_pma_portcounters_ext *ext = data;
+	struct ib_pma_portcounters *pc = data;
+	struct ib_class_port_info *cpi = data;
+	u64 tx_words, rx_words;
+
+	/* Everything else (CM, SA, other classes) goes on to its agent. */
+	if (in->mad_hdr.mgmt_class != IB_MGMT_CLASS_PERF_MGMT ||
+	    in->mad_hdr.method != IB_MGMT_METHOD_GET)
+		return IB_MAD_RESULT_SUCCESS;
+
+	memset(out, 0, sizeof(*out));
+	out->mad_hdr = in->mad_hdr;
+	out->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+	out->mad_hdr.status = 0;
+	/*
+	 * A counter that goes moves its values to sdev->gone under pma_lock:
+	 * held here, no total misses them on the way (and steps back). The
+	 * core asks in process context (sysfs, the MAD layer's work queue).
+	 */
+	mutex_lock(&sdev->pma_lock);
+	/* PortXmitData and PortRcvData count 32-bit words. */
+	tx_words = sroce_port_total(sdev, SROCE_CNT_TX_BYTES) / 4;
+	rx_words = sroce_port_total(sdev, SROCE_CNT_RX_BYTES) / 4;
+
+	if (in->mad_hdr.attr_id == IB_PMA_CLASS_PORT_INFO) {
+		cpi->base_version = 1;
+		cpi->class_version = 1;
+		cpi->capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH;
+	} else if (in->mad_hdr.attr_id == IB_PMA_PORT_COUNTERS_EXT) {
+		ext->port_select = port;
+		ext->port_xmit_data = cpu_to_be64(tx_words);
+		ext->port_rcv_data = cpu_to_be64(rx_words);
+		ext->port_xmit_packets =
+			cpu_to_be64(sroce_port_total(sdev, SROCE_CNT_TX_PACKETS));
+		ext->port_rcv_packets =
+			cpu_to_be64(sroce_port_total(sdev, SROCE_CNT_RX_PACKETS));
+	} else if (in->mad_hdr.attr_id == IB_PMA_PORT_COUNTERS) {
+		pc->port_select = port;
+		pc->port_rcv_errors = sroce_pma16(sroce_port_drops(sdev));
+		pc->port_xmit_discards =
+			sroce_pma16(sroce_port_total(sdev, SROCE_CNT_TX_ERRORS));
+		pc->port_xmit_data = sroce_pma32(tx_words);
+		pc->port_rcv_data = sroce_pma32(rx_words);
+		pc->port_xmit_packets =
+			sroce_pma32(sroce_port_total(sdev, SROCE_CNT_TX_PACKETS));
+		pc->port_rcv_packets =
+			sroce_pma32(sroce_port_total(sdev, SROCE_CNT_RX_PACKETS));
+	} else {
+		out->mad_hdr.status =
+			cpu_to_be16(IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+	}
+	mutex_unlock(&sdev->pma_lock);
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 }

@@ -96,6 +96,8 @@ void sroce_debugfs_qp_add(struct sroce_qp *qp);
 void sroce_debugfs_qp_del(struct sroce_qp *qp);
 
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry_raw(struct sk_buff *msg, struct ib_cq *ibcq);
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int sroce_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
@@ -104,6 +106,10 @@ int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
 int sroce_counter_unbind_qp(struct ib_qp *ibqp);
 int sroce_counter_dealloc(struct rdma_counter *counter);
 int sroce_counter_update_stats(struct rdma_counter *counter);
+int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index);
 void sroce_counters_cleanup(struct sroce_dev *sdev);
 
 #endif /* SROCE_VERBS_H */

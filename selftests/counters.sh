@@ -10,14 +10,18 @@
 #     bytes per packet sent or received (the largest header set) plus the
 #     data of retransmitted packets;
 #   auto per-QP counters ("rdma statistic qp set link DEV/1 auto type
-#     on"): during a 20000 x 4096 B run, "rdma statistic qp show" lists a
+#     on"): during a 20000 x 4096 B run (SROCE_LONG_ITERS, 4000 on the
+#     debug kernel), "rdma statistic qp show" lists a
 #     counter of type RC for ibv_rc_pingpong with its QP and growing
 #     tx_bytes; after the run the port's tx_bytes grew by the data once
 #     (at most 1.5 times it: an event counted in the counter and in the
 #     device would double it) and the counter is gone;
 #   manual binding: the QP of a running transfer bound with "rdma
 #     statistic qp bind ... lqpn N" gets a counter whose tx_packets grow;
-#     "unbind" removes it; the transfer completes.
+#     "unbind" removes it; the transfer completes;
+#   PMA: ports/1/counters/port_{xmit,rcv}_{data,packets} (the core asks
+#     sroce's process_mad) equal hw_counters' tx/rx bytes / 4 and packets
+#     at rest, the counters of the phases above included.
 # Before sroce had counter operations, "auto type on" was accepted and no
 # QP was ever bound (the core ignores a failed bind).
 # timeout: 300
@@ -28,6 +32,8 @@
 rig_suites sroce-sroce sroce-rxe
 
 rig_require_peer
+# Messages of the transfers that must outlast a check made 2 s into them.
+LONG=${SROCE_LONG_ITERS:-20000}
 rig_require_cmd ibv_rc_pingpong python3
 rig_setup_dev
 sroce=0
@@ -97,7 +103,7 @@ if [ "$sroce" = 1 ]; then
 	t0=$(cnt tx_bytes)
 fi
 rig_barrier auto-ready 60 || rig_fail "the peer is not ready"
-pp_bg_start auto 4096 20000
+pp_bg_start auto 4096 "$LONG"
 if [ "$sroce" = 1 ]; then
 	rig_sleep 2
 	kill -0 "$PP_PID" 2>/dev/null || rig_fail "auto: the transfer ended within 2 s; make it longer"
@@ -111,9 +117,9 @@ if [ "$sroce" = 1 ]; then
 	[ "$q1" != - ] || rig_fail "auto: the counter has no QP"
 	[ "${b2:-0}" -gt "${b1:-0}" ] || rig_fail "auto: the counter's tx_bytes did not grow ($b1, then $b2)"
 fi
-pp_bg_wait auto 4096 20000
+pp_bg_wait auto 4096 "$LONG"
 if [ "$sroce" = 1 ]; then
-	grown=$(($(cnt tx_bytes) - t0)) adata=$((4096 * 20000))
+	grown=$(($(cnt tx_bytes) - t0)) adata=$((4096 * LONG))
 	rig_log "auto: port tx_bytes +$grown for $adata B of data"
 	[ "$grown" -ge "$adata" ] || rig_fail "auto: the port's tx_bytes grew by $grown, less than the data ($adata)"
 	[ "$grown" -le $((adata * 3 / 2)) ] || rig_fail "auto: the port's tx_bytes grew by $grown: counted twice?"
@@ -124,7 +130,7 @@ fi
 
 # --- manual binding ----------------------------------------------------------
 rig_barrier bind-ready 60 || rig_fail "the peer is not ready"
-pp_bg_start bind 4096 20000
+pp_bg_start bind 4096 "$LONG"
 if [ "$sroce" = 1 ]; then
 	rig_sleep 2
 	kill -0 "$PP_PID" 2>/dev/null || rig_fail "bind: the transfer ended within 2 s; make it longer"
@@ -147,5 +153,23 @@ for q in json.load(sys.stdin):
 		rig_fail "bind: rdma statistic qp unbind failed"
 	! qp_counters | grep -qE " $qpn(,|\$)" || rig_fail "bind: QP $qpn still in a counter after unbind"
 fi
-pp_bg_wait bind 4096 20000
+pp_bg_wait bind 4096 "$LONG"
+
+# --- PMA counters ------------------------------------------------------------
+# The core reads ports/1/counters/ through sroce's performance management
+# (process_mad): at rest they must be the port's totals, also those of the
+# counters above that are gone (32-bit words of data).
+rig_barrier pma-ready 60 || rig_fail "the peer is not ready"
+if [ "$sroce" = 1 ]; then
+	pma=/sys/class/infiniband/$RIG_DEV/ports/1/counters
+	[ -r "$pma/port_xmit_data" ] || rig_fail "no $pma/port_xmit_data"
+	for m in "port_xmit_data tx_bytes 4" "port_rcv_data rx_bytes 4" \
+		"port_xmit_packets tx_packets 1" "port_rcv_packets rx_packets 1"; do
+		read -r pn hn d <<<"$m"
+		pv=$(cat "$pma/$pn") hv=$(cnt "$hn")
+		rig_log "PMA $pn $pv, hw_counters $hn $hv"
+		[ "$pv" = $((hv / d)) ] || rig_fail "PMA $pn $pv, want $hn / $d = $((hv / d))"
+	done
+fi
+rig_barrier pma-done 60 || rig_fail "the peer did not finish"
 rig_log "PASS"

@@ -10,14 +10,17 @@
  *            ACKed), retry_left 7, no ACK timer armed, mtu 1024. b:
  *            resp_epsn at that PSN too, resp_msn 5, rq_prod and rq_cons
  *            moved by 5. The CQ: prod and cons moved by 10 (5 send and 5
- *            receive completions, all polled), arm "none", then "next"
- *            after ibv_req_notify_cq. The MR: kind "user", 16 pages
+ *            receive completions, all polled), the raw view (rdma -r)
+ *            with the same indices and a successful newest CQE of a or
+ *            b, arm "none", then "next" after ibv_req_notify_cq. The MR: kind "user", 16 pages
  *            pinned for its 64 KiB.
  *   stuck    b is reset (its packets are dropped) and a SENDs once more
  *            with a 1 s ACK timeout: after 2.5 s a has one packet
  *            unanswered (req_psn = comp_psn + 1), sq_prod = sq_cons + 1,
  *            fewer than 7 retries left and an ACK timer or tail probe
- *            armed; the SEND then ends in IBV_WC_RETRY_EXC_ERR.
+ *            armed; the raw view holds the same ring indices and the
+ *            SEND's validated WQE (wr_id 99, 1 SGE); the SEND then ends
+ *            in IBV_WC_RETRY_EXC_ERR.
  *   srq      (kernels with the SRQ hook, 6.12) an SRQ with 3 receives
  *            posted: rq_prod - rq_cons = 3, limit 0 then 2 once armed.
  *
@@ -28,6 +31,7 @@
 #include "verbs_util.h"
 
 #include <infiniband/verbs.h>
+#include <rdma/sroce-abi.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -39,6 +43,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 namespace vc
 {
@@ -49,10 +54,14 @@ constexpr uint32_t kMsg = 100;
 constexpr unsigned kSends = 5;
 constexpr size_t kBuf = 65536;
 
-/* The output of `rdma -dd -j resource show WHAT`, empty on failure. */
-std::string rdma_show(const std::string &what)
+/*
+ * The output of `rdma -dd -j resource show WHAT` (with @raw: `rdma -j -r`,
+ * the raw view), empty on failure.
+ */
+std::string rdma_show(const std::string &what, bool raw = false)
 {
-	std::string cmd = "rdma -dd -j resource show " + what + " 2>/dev/null";
+	std::string cmd = std::string(raw ? "rdma -j -r" : "rdma -dd -j") + " resource show " +
+	                  what + " 2>/dev/null";
 	std::string out;
 	FILE *f = popen(cmd.c_str(), "r");
 	char buf[4096];
@@ -68,12 +77,12 @@ std::string rdma_show(const std::string &what)
 
 /*
  * The value of driver field @key in @json (the first object that has it;
- * iproute2 names it "drv_KEY" there): a number, or a string without its
- * quotes; "" if absent.
+ * iproute2 names it "drv_KEY" there; with @prefix "" a field of the core,
+ * "cqn" say): a number, or a string without its quotes; "" if absent.
  */
-std::string json_value(const std::string &json, const char *key)
+std::string json_value(const std::string &json, const char *key, const char *prefix = "drv_")
 {
-	const std::string pat = std::string("\"drv_") + key + "\":";
+	const std::string pat = std::string("\"") + prefix + key + "\":";
 	size_t at = json.find(pat);
 
 	if (at == std::string::npos)
@@ -88,9 +97,9 @@ std::string json_value(const std::string &json, const char *key)
 }
 
 /* "@key" as a number; -1 when absent or not a number. */
-long long json_num(const std::string &json, const char *key)
+long long json_num(const std::string &json, const char *key, const char *prefix = "drv_")
 {
-	const std::string v = json_value(json, key);
+	const std::string v = json_value(json, key, prefix);
 	char *end = nullptr;
 
 	if (v.empty())
@@ -104,9 +113,49 @@ std::string show_qp(const char *dev, uint32_t qpn)
 	return rdma_show("qp link " + std::string(dev) + "/1 lqpn " + std::to_string(qpn));
 }
 
-std::string show_mine(const char *what)
+std::string show_mine(const char *what, bool raw = false)
 {
-	return rdma_show(std::string(what) + " pid " + std::to_string(getpid()));
+	return rdma_show(std::string(what) + " pid " + std::to_string(getpid()), raw);
+}
+
+/*
+ * The bytes of the raw view's "data":[...] array in @json that starts at
+ * or after @from (the position after it is left there); empty when none.
+ */
+std::vector<uint8_t> raw_bytes(const std::string &json, size_t *from = nullptr)
+{
+	std::vector<uint8_t> out;
+	size_t at = json.find("\"data\":[", from ? *from : 0);
+
+	if (at == std::string::npos) {
+		if (from)
+			*from = json.size();
+		return out;
+	}
+	const char *p = json.c_str() + at + 8;
+	while (*p && *p != ']') {
+		char *end = nullptr;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		out.push_back(uint8_t(v));
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (from)
+		*from = size_t(p - json.c_str());
+	return out;
+}
+
+/* The @i-th u32 (host byte order) of @b, or -1 when @b is shorter. */
+long long raw_u32(const std::vector<uint8_t> &b, size_t i)
+{
+	uint32_t v;
+
+	if (b.size() < (i + 1) * 4)
+		return -1;
+	memcpy(&v, b.data() + i * 4, 4);
+	return v;
 }
 
 /* Checks one number; prints the JSON's value either way. */
@@ -295,6 +344,37 @@ int run(const char *dev, ibv_context *ctx, const GidChoice &gid)
 	std::string cj = show_mine("cq");
 	expect_num(r, cj, "cq", "prod", json_num(cq0, "prod") + 2 * kSends);
 	expect_num(r, cj, "cq", "cons", json_num(cq0, "cons") + 2 * kSends);
+	/*
+	 * The raw listing: rdma(8) does not filter it by pid, and names no
+	 * cqn in it; the device's kernel CQs (QP1's) come in it too, with no
+	 * CQE. Ours is the entry with a CQE and the indices above.
+	 */
+	const std::string craw_json = rdma_show("cq", true);
+	std::vector<uint8_t> craw;
+	for (size_t at = 0; at < craw_json.size();) {
+		std::vector<uint8_t> e = raw_bytes(craw_json, &at);
+
+		if (e.size() >= 16 + sizeof(sroce_cqe) && raw_u32(e, 0) == json_num(cj, "prod") &&
+		    raw_u32(e, 1) == json_num(cj, "cons"))
+			craw = e;
+	}
+	if (craw.empty())
+		r.info("rdma -j -r resource show cq: %s", craw_json.c_str());
+	/* prod, cons, kflags, uflags, then the newest CQE (struct sroce_cqe). */
+	r.check(raw_u32(craw, 0) == json_num(cj, "prod") &&
+	            raw_u32(craw, 1) == json_num(cj, "cons") &&
+	            craw.size() >= 16 + sizeof(sroce_cqe),
+	        "cq.raw", "rdma -r: %zu bytes, prod %lld, cons %lld", craw.size(), raw_u32(craw, 0),
+	        raw_u32(craw, 1));
+	if (craw.size() >= 16 + sizeof(sroce_cqe)) {
+		sroce_cqe cqe;
+
+		memcpy(&cqe, craw.data() + 16, sizeof(cqe));
+		r.check(cqe.status == IBV_WC_SUCCESS &&
+		            (cqe.qp_num == a->qp_num || cqe.qp_num == b->qp_num),
+		        "cq.raw_cqe", "the newest CQE: status %u, QP %u, wr_id %" PRIu64,
+		        cqe.status, cqe.qp_num, uint64_t(cqe.wr_id));
+	}
 	r.check(json_value(cj, "arm") == "none", "cq.arm", "cq arm \"%s\" (want none)",
 	        json_value(cj, "arm").c_str());
 	if (r.expect_ok("cq.notify", ibv_req_notify_cq(cq.get(), 0), "ibv_req_notify_cq")) {
@@ -343,6 +423,23 @@ int run(const char *dev, ibv_context *ctx, const GidChoice &gid)
 	r.check(rto > 0 || tlp > 0, "stuck.timer", "a rto_ms %lld, tlp_ms %lld: a timer armed", rto,
 	        tlp);
 	r.info("stuck: %s", sj.c_str());
+	/*
+	 * The raw view: sq_prod, sq_cons, sq_kflags, rq_prod, rq_cons,
+	 * rq_kflags, then the unfinished SEND as the kernel validated it
+	 * (struct sroce_send_wqe: wr_id first, num_sge at byte 16).
+	 */
+	const std::vector<uint8_t> raw = raw_bytes(rdma_show(
+	    "qp link " + std::string(dev) + "/1 lqpn " + std::to_string(a->qp_num), true));
+	uint64_t raw_wr_id = 0;
+	if (raw.size() >= 24 + 20)
+		memcpy(&raw_wr_id, raw.data() + 24, 8);
+	r.check(raw_u32(raw, 0) == json_num(sj, "sq_prod") &&
+	            raw_u32(raw, 1) == json_num(sj, "sq_cons") && raw_wr_id == 99 &&
+	            raw_u32(raw, 10) == 1,
+	        "stuck.raw",
+	        "rdma -r: %zu bytes, sq_prod %lld, sq_cons %lld, WQE wr_id %" PRIu64
+	        ", num_sge %lld (want the SEND: wr_id 99, 1 SGE)",
+	        raw.size(), raw_u32(raw, 0), raw_u32(raw, 1), raw_wr_id, raw_u32(raw, 10));
 	why.clear();
 	r.check(poll_n(cq.get(), 1, 20000, IBV_WC_RETRY_EXC_ERR, &why), "stuck.end",
 	        "the SEND ended in IBV_WC_RETRY_EXC_ERR (%s)", why.empty() ? "ok" : why.c_str());
