@@ -10,7 +10,7 @@
 #     bytes per packet sent or received (the largest header set) plus the
 #     data of retransmitted packets;
 #   auto per-QP counters ("rdma statistic qp set link DEV/1 auto type
-#     on"): during a 20000 x 4096 B run (SROCE_LONG_ITERS, 4000 on the
+#     on"): during a 20000 x 4096 B run (SROCE_LONG_ITERS, 2000 on the
 #     debug kernel), "rdma statistic qp show" lists a
 #     counter of type RC for ibv_rc_pingpong with its QP and growing
 #     tx_bytes; after the run the port's tx_bytes grew by the data once

@@ -4,7 +4,7 @@
 # sroce's debugfs (/sys/kernel/debug/sroce/DEV/) and its fault knobs, on
 # guest a of the sroce-sroce pair (b is the peer of each transfer).
 #   qp/QPN: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B;
-#     SROCE_LONG_ITERS, 4000 on the debug kernel),
+#     SROCE_LONG_ITERS, 2000 on the debug kernel),
 #     the server QP's file names its type, state RTS, the peer's QP
 #     number, path MTU and PSNs; it is
 #     read in a loop while the QP is destroyed (a reader must not see a

@@ -26,12 +26,16 @@
 #     fails depends on which was sending: ibv_rc_pingpong alternates, and
 #     the end that was waiting for a message waits on (its QP still RTS,
 #     no send outstanding, as the IBA says) until it is killed.
+# The failover and mtu-fits transfers must outlast their events: 40000
+# and 30000 messages, a tenth of that on the debug kernel (test-all sets
+# SROCE_LONG_ITERS to 2000 there: 40000 took 313 s).
 # timeout: 400
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
 ctrl_init
 rig_require_cmd ibv_rc_pingpong
+LONG=${SROCE_LONG_ITERS:-20000}
 modprobe bonding max_bonds=0 2>/dev/null
 [ -d /sys/module/bonding ] || rig_skip "no bonding module in this kernel"
 NS=sroce_bn
@@ -116,7 +120,7 @@ still_running() {
 
 # --- failover -----------------------------------------------------------
 first=$(active)
-run_start failover 4096 40000 1024
+run_start failover 4096 $((LONG * 2)) 1024
 rig_sleep 2
 still_running failover "the carrier loss"
 ns ip link set "${first/bv0/bv1}" down # the active slave's carrier goes
@@ -132,7 +136,7 @@ echo "$first" >/sys/class/net/bond0/bonding/active_slave ||
 [ "$(active)" = "$first" ] || rig_fail "bond0's active slave is $(active), not $first"
 rig_log "failback: $first active again"
 still_running failover "the end of the failback"
-run_check failover 4096 40000
+run_check failover 4096 $((LONG * 2))
 grep -qi 'retry' "$RIG_TEST_OUT/failover.client.log" && rig_fail "failover: retries exceeded"
 rig_log "failover: 2 switches under traffic, every byte checked"
 # A failover makes the core delete and add the bond's GIDs again: their
@@ -141,13 +145,13 @@ g7=$(rig_gid_index sroce7 10.80.0.1) || rig_fail "sroce7: no GID for 10.80.0.1 a
 g8=$(rig_gid_index sroce8 10.80.0.2) || rig_fail "sroce8: no GID for 10.80.0.2 after the failover"
 
 # --- MTU down, the live QP's path MTU still fits ------------------------
-run_start mtu-fits 4096 30000 1024
+run_start mtu-fits 4096 $((LONG * 3 / 2)) 1024
 rig_sleep 2
 still_running mtu-fits "the MTU change"
 ip link set bond0 mtu 1500 || rig_fail "bond0: MTU 1500"
 ns ip link set bondp mtu 1500
 rig_log "MTU 1500 under traffic: sroce7 active_mtu $(ctrl_devinfo_field sroce7 active_mtu)"
-run_check mtu-fits 4096 30000
+run_check mtu-fits 4096 $((LONG * 3 / 2))
 [ "$(ctrl_devinfo_field sroce7 active_mtu)" = 1024 ] ||
 	rig_fail "sroce7 active_mtu $(ctrl_devinfo_field sroce7 active_mtu) at MTU 1500, want 1024"
 run_start mtu-new 4096 50 1024
