@@ -82,8 +82,14 @@ enum sroce_counter {
 	SROCE_CNT_RNR_NAKS_SENT,
 	SROCE_CNT_SEQ_NAKS_RCVD,
 	SROCE_CNT_SEQ_NAKS_SENT,
-	SROCE_CNT_ERR_NAKS_RCVD,
+	SROCE_CNT_ERR_NAKS_RCVD,	/* every error NAK, of the kinds below too */
 	SROCE_CNT_ERR_NAKS_SENT,
+	SROCE_CNT_INV_REQ_NAKS_RCVD,	/* NAK code 1: invalid request */
+	SROCE_CNT_INV_REQ_NAKS_SENT,
+	SROCE_CNT_ACCESS_NAKS_RCVD,	/* NAK code 2: remote access error */
+	SROCE_CNT_ACCESS_NAKS_SENT,
+	SROCE_CNT_OP_NAKS_RCVD,		/* NAK code 3: remote operational error */
+	SROCE_CNT_OP_NAKS_SENT,
 	SROCE_CNT_DUPLICATES,
 	SROCE_CNT_FLUSHES,	/* FLUSH requests executed */
 	SROCE_CNT_BUSY_POLLS,	/* user CQ busy polls (sroce_cq.c) */

@@ -342,19 +342,20 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		sroce_comp_resend(qp, qp->comp.psn);
 		break;
 	case SROCE_NAK_INVALID_REQ:
-		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
+		sroce_qp_count_err_nak(qp, SROCE_NAK_INVALID_REQ, false);
 		sroce_comp_remote_error(qp, IB_WC_REM_INV_REQ_ERR);
 		break;
 	case SROCE_NAK_REMOTE_ACCESS_ERR:
-		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
+		sroce_qp_count_err_nak(qp, SROCE_NAK_REMOTE_ACCESS_ERR, false);
 		sroce_comp_remote_error(qp, IB_WC_REM_ACCESS_ERR);
 		break;
 	case SROCE_NAK_REMOTE_OP_ERR:
-		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
+		sroce_qp_count_err_nak(qp, SROCE_NAK_REMOTE_OP_ERR, false);
 		sroce_comp_remote_error(qp, IB_WC_REM_OP_ERR);
 		break;
 	default:
-		sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_RCVD, 1);
+		sroce_qp_count_err_nak(qp, sroce_aeth_value(pkt->aeth.syndrome),
+				       false);
 		sroce_comp_remote_error(qp, IB_WC_REM_INV_RD_REQ_ERR);
 		break;
 	}

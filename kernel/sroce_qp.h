@@ -250,6 +250,8 @@ static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c,
 	rcu_read_unlock();
 }
 
+void sroce_qp_count_err_nak(struct sroce_qp *qp, u8 code, bool sent);
+
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 bool sroce_qp_to_error(struct sroce_qp *qp);

@@ -552,7 +552,7 @@ static bool sroce_resp_res_pending(const struct sroce_resp *rs,
 static void sroce_resp_res_failed(struct sroce_qp *qp,
 				  struct sk_buff_head *out, u32 psn, u32 msn)
 {
-	sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_SENT, 1);
+	sroce_qp_count_err_nak(qp, SROCE_NAK_REMOTE_ACCESS_ERR, true);
 	sroce_resp_ack(qp, out, psn,
 		       sroce_aeth_nak(SROCE_NAK_REMOTE_ACCESS_ERR), msn);
 	sroce_resp_forget(qp);
@@ -1008,7 +1008,7 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 static void sroce_resp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			   enum sroce_nak_code code, struct sk_buff_head *out)
 {
-	sroce_qp_count(qp, SROCE_CNT_ERR_NAKS_SENT, 1);
+	sroce_qp_count_err_nak(qp, code, true);
 	if (qp->resp.have_wqe && code != SROCE_NAK_PSN_SEQ_ERR &&
 	    qp->resp.in_send)
 		sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);

@@ -27,6 +27,12 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_SEQ_NAKS_SENT] = { .name = "seq_naks_sent" },
 	[SROCE_CNT_ERR_NAKS_RCVD] = { .name = "err_naks_rcvd" },
 	[SROCE_CNT_ERR_NAKS_SENT] = { .name = "err_naks_sent" },
+	[SROCE_CNT_INV_REQ_NAKS_RCVD] = { .name = "inv_req_naks_rcvd" },
+	[SROCE_CNT_INV_REQ_NAKS_SENT] = { .name = "inv_req_naks_sent" },
+	[SROCE_CNT_ACCESS_NAKS_RCVD] = { .name = "access_naks_rcvd" },
+	[SROCE_CNT_ACCESS_NAKS_SENT] = { .name = "access_naks_sent" },
+	[SROCE_CNT_OP_NAKS_RCVD] = { .name = "op_naks_rcvd" },
+	[SROCE_CNT_OP_NAKS_SENT] = { .name = "op_naks_sent" },
 	[SROCE_CNT_DUPLICATES] = { .name = "duplicates" },
 	[SROCE_CNT_FLUSHES] = { .name = "flushes" },
 	[SROCE_CNT_BUSY_POLLS] = { .name = "busy_polls" },
@@ -99,6 +105,36 @@ struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
 }
 
 /* Bind @ibqp to @counter (under counter->lock, a mutex). */
+/*
+ * An error NAK (AETH NAK code 1 and up) received (@sent false) or sent by
+ * @qp: counted in err_naks_* and, for the codes of IBA 9.7.5.2.4 that a
+ * responder sends (invalid request, remote access, remote operational
+ * error), in the counter of its kind.
+ */
+void sroce_qp_count_err_nak(struct sroce_qp *qp, u8 code, bool sent)
+{
+	enum sroce_counter kind;
+
+	sroce_qp_count(qp, sent ? SROCE_CNT_ERR_NAKS_SENT :
+			   SROCE_CNT_ERR_NAKS_RCVD, 1);
+	switch (code) {
+	case SROCE_NAK_INVALID_REQ:
+		kind = sent ? SROCE_CNT_INV_REQ_NAKS_SENT :
+			SROCE_CNT_INV_REQ_NAKS_RCVD;
+		break;
+	case SROCE_NAK_REMOTE_ACCESS_ERR:
+		kind = sent ? SROCE_CNT_ACCESS_NAKS_SENT :
+			SROCE_CNT_ACCESS_NAKS_RCVD;
+		break;
+	case SROCE_NAK_REMOTE_OP_ERR:
+		kind = sent ? SROCE_CNT_OP_NAKS_SENT : SROCE_CNT_OP_NAKS_RCVD;
+		break;
+	default:
+		return;
+	}
+	sroce_qp_count(qp, kind, 1);
+}
+
 int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 {
 	struct sroce_dev *sdev = to_sdev(counter->device);

@@ -26,6 +26,11 @@
 # must complete with IBV_WC_WR_FLUSH_ERR; the responder's QP must be in ERR
 # after its own (class C) errors, with its receives flushed, and in RTS
 # otherwise; the memory the bad request aimed at must be unchanged.
+# On an sroce guest the NAK counters (hw_counters) count them by kind: at
+# least 8 access_naks_sent (the wrong rkey, the two ends of an MR, the two
+# access rights, the three windows; as responder) and 1 inv_req_naks_sent
+# (the long SEND), err_naks_sent grown by exactly the kinds' sum; with an
+# sroce peer the same numbers received (access_naks_rcvd, inv_req_naks_rcvd).
 # timeout: 150
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
@@ -36,4 +41,32 @@
 rig_suites sroce-sroce sroce-rxe rxe-rxe
 
 integ_init
+hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
+naks=(err_naks_sent access_naks_sent inv_req_naks_sent op_naks_sent
+	err_naks_rcvd access_naks_rcvd inv_req_naks_rcvd op_naks_rcvd)
+declare -A n0
+if [ "$RIG_DEV_TYPE" = sroce ]; then
+	for c in "${naks[@]}"; do
+		n0[$c]=$(cat "$hw/$c") || rig_fail "no counter $c"
+	done
+fi
 integ_pair errors-ipv4 120 4 18617 errors --timeout 5
+if [ "$RIG_DEV_TYPE" = sroce ]; then
+	declare -A d
+	line=""
+	for c in "${naks[@]}"; do
+		v=$(cat "$hw/$c")
+		d[$c]=$((v - ${n0[$c]}))
+		line+=" $c +${d[$c]}"
+	done
+	rig_log "NAK counters:$line"
+	for dir in sent rcvd; do
+		[ "$dir" = rcvd ] && [ "$RIG_PEER_DEV_TYPE" != sroce ] && continue
+		[ "${d[access_naks_$dir]}" -ge 8 ] || rig_fail "access_naks_$dir +${d[access_naks_$dir]}, want >= 8"
+		[ "${d[inv_req_naks_$dir]}" -ge 1 ] || rig_fail "inv_req_naks_$dir +${d[inv_req_naks_$dir]}, want >= 1"
+		a=${d[access_naks_$dir]} i=${d[inv_req_naks_$dir]} o=${d[op_naks_$dir]}
+		sum=$((a + i + o))
+		[ "${d[err_naks_$dir]}" = "$sum" ] ||
+			rig_fail "err_naks_$dir +${d[err_naks_$dir]}, not the kinds' sum $sum"
+	done
+fi
