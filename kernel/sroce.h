@@ -110,16 +110,18 @@ struct sroce_stats {
 /*
  * Fault injection for tests (debugfs DEV/fault/, sroce_debugfs.c): every
  * Nth packet received is dropped or delivered twice, every Nth packet to
- * send is dropped, every Nth packet buffer allocation fails; 0 (the
- * default) is off. The kernel's fault-injection
- * framework (CONFIG_FAULT_INJECTION) is off in Debian's kernels, and a
- * test needs these on the kernel it runs, so they are plain knobs.
+ * send is dropped, every Nth packet buffer allocation fails, an ACK
+ * waits N ms (sroce_resp_ack_hold()); 0 (the default) is off. The
+ * kernel's fault-injection framework (CONFIG_FAULT_INJECTION) is off in
+ * Debian's kernels, and a test needs these on the kernel it runs, so they
+ * are plain knobs.
  */
 struct sroce_fault {
 	u32 rx_drop;
 	u32 rx_dup;
 	u32 tx_drop;
 	u32 alloc_fail;		/* every Nth packet buffer is not given */
+	u32 ack_delay_ms;	/* an RC ACK sent alone waits this long */
 	atomic_t rx_drop_n, rx_dup_n, tx_drop_n, alloc_fail_n;
 };
 

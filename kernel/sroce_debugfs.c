@@ -8,7 +8,8 @@
  *   fault/        fault injection for tests, every Nth packet (0: off):
  *                 rx_drop, rx_dup (received), tx_drop (to send),
  *                 alloc_fail (a packet buffer not given); counted as
- *                 faults_injected
+ *                 faults_injected; ack_delay_ms: an RC ACK that would
+ *                 leave alone waits that long (each such ACK counts)
  *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. A QP's file is removed before the QP
@@ -117,6 +118,8 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 	debugfs_create_u32("rx_dup", 0600, fault, &sdev->fault.rx_dup);
 	debugfs_create_u32("tx_drop", 0600, fault, &sdev->fault.tx_drop);
 	debugfs_create_u32("alloc_fail", 0600, fault, &sdev->fault.alloc_fail);
+	debugfs_create_u32("ack_delay_ms", 0600, fault,
+			   &sdev->fault.ack_delay_ms);
 }
 
 void sroce_debugfs_dev_del(struct sroce_dev *sdev)

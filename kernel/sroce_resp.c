@@ -504,8 +504,11 @@ static bool sroce_resp_ack_hold(struct sroce_qp *qp)
 	if (!idle && !rs->pingpong)
 		rs->pp_credit = 0;
 	WRITE_ONCE(rs->rx_idle, idle);
-	if (!rs->pingpong || rs->ack_delayed || sroce_resp_busy(qp) ||
-	    !READ_ONCE(sroce_ack_delay))
+	if (rs->ack_delayed || sroce_resp_busy(qp))
+		return false;
+	/* debugfs fault/ack_delay_ms: any ACK that would leave alone waits. */
+	if (!READ_ONCE(qp->sdev->fault.ack_delay_ms) &&
+	    (!rs->pingpong || !READ_ONCE(sroce_ack_delay)))
 		return false;
 	WRITE_ONCE(rs->ack_delayed, true);
 	return true;
@@ -518,7 +521,14 @@ static void sroce_resp_ack_done(struct sroce_qp *qp, struct sk_buff_head *out,
 	struct sroce_resp *rs = &qp->resp;
 
 	if (held) {
+		u32 ms = READ_ONCE(qp->sdev->fault.ack_delay_ms);
+
 		sroce_qp_count(qp, SROCE_CNT_ACKS_DELAYED, 1);
+		if (ms) {
+			sroce_dev_count(qp->sdev, SROCE_CNT_FAULTS, 1);
+			mod_timer(&rs->dack, jiffies + msecs_to_jiffies(ms));
+			return;
+		}
 		/* Unchanged within a tick: mod_timer() returns at once. */
 		mod_timer(&rs->dack, jiffies + SROCE_ACK_DELAY_TICKS);
 		return;
