@@ -543,16 +543,19 @@ MODULE_PARM_DESC(tx_gso,
 #define SROCE_GSO_MAX_BYTES	60000
 #define SROCE_GSO_MAX_SEGS	64
 
-/* Move the packets that may follow @head in one burst from @list to @run. */
-static void sroce_xmit_take_run(struct sk_buff_head *list,
-				struct sk_buff_head *run,
-				const struct sk_buff *head)
+/*
+ * Move the packets that may follow @head in one burst from @list to @run;
+ * returns the burst's bytes, @head's included.
+ */
+static unsigned int sroce_xmit_take_run(struct sk_buff_head *list,
+					struct sk_buff_head *run,
+					const struct sk_buff *head)
 {
 	unsigned int total = head->len;
 	struct sk_buff *next;
 
 	if (!READ_ONCE(sroce_tx_gso))
-		return;
+		return total;
 	while ((next = skb_peek(list)) &&
 	       skb_queue_len(run) < SROCE_GSO_MAX_SEGS &&
 	       next->len <= head->len &&
@@ -562,6 +565,7 @@ static void sroce_xmit_take_run(struct sk_buff_head *list,
 		__skb_queue_tail(run, next);
 		total += next->len;
 	}
+	return total;
 }
 
 /* The tx_drop fault knob (tests only): take its packets off @list. */
@@ -613,12 +617,8 @@ static void sroce_xmit_list(struct sroce_qp *qp, struct dst_cache *cache,
 	while ((skb = __skb_dequeue(list))) {
 		memcpy(&xa, skb->cb, sizeof(xa));
 		__skb_queue_tail(&run, skb);
-		if (cache)
-			sroce_xmit_take_run(list, &run, skb);
+		bytes = cache ? sroce_xmit_take_run(list, &run, skb) : skb->len;
 		n = skb_queue_len(&run);
-		bytes = 0;
-		skb_queue_walk(&run, skb)
-			bytes += skb->len;
 		ret = xa.ipv6 ? sroce_xmit6(sdev, cache, &xa, &run) :
 				sroce_xmit4(sdev, cache, &xa, &run);
 		if (ret && ret != NET_XMIT_CN) {
