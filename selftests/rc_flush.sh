@@ -43,7 +43,7 @@ flush_run() {
 	fi
 	if [ "$INTEG_RC" != 0 ]; then
 		integ_diag
-		rig_fail "$name: sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}"
+		rig_fail "$name: $(integ_why)"
 	fi
 	grep -q '^sroce-integrity flush: PASS .*cases=8 failed=0' "$INTEG_LOG" ||
 		rig_fail "$name: not all 8 cases ran and passed: $INTEG_SUMMARY"

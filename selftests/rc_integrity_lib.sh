@@ -97,6 +97,14 @@ integ_run() {
 	fi
 	sed 's/^/    /' "$INTEG_LOG"
 	INTEG_SUMMARY=$(grep -m 1 '^sroce-integrity ' "$INTEG_LOG")
+	# The first error, for the one-line verdict (CI shows little else).
+	INTEG_FIRST_ERROR=$(grep -m 1 '^\[[a-z]*\] ERROR: ' "$INTEG_LOG")
+}
+
+# integ_why: why the last integ_run failed, in one line: its exit status,
+# its summary and its first error (CI shows little more than this line).
+integ_why() {
+	echo "sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}${INTEG_FIRST_ERROR:+; first: $INTEG_FIRST_ERROR}"
 }
 
 # integ_pair NAME SECONDS FAMILY PORT MODE [ARGS...]: integ_run, which
@@ -106,7 +114,7 @@ integ_pair() {
 	integ_run "$@"
 	if [ "$INTEG_RC" != 0 ]; then
 		integ_diag
-		rig_fail "$name: sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}"
+		rig_fail "$name: $(integ_why)"
 	fi
 	[ -n "$INTEG_SUMMARY" ] || rig_fail "$name: no summary line"
 	rig_barrier "done-$name" 60 || rig_fail "$name: the peer did not finish"

@@ -194,7 +194,7 @@ netem_scenario() {
 	[ -w "$gso" ] && echo Y >"$gso"
 	if [ "$INTEG_RC" != 0 ]; then
 		integ_diag
-		rig_fail "$name (netem $*): sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}"
+		rig_fail "$name (netem $*): $(integ_why)"
 	fi
 	[[ "$INTEG_SUMMARY" =~ \ PASS\ .*\ bytes=([0-9]+)\  ]] ||
 		rig_fail "$name: no PASS summary line with bytes= ($INTEG_SUMMARY)"

@@ -88,6 +88,8 @@ const char *msg_name(MsgType t)
 		return "round";
 	case MsgType::abort:
 		return "abort";
+	case MsgType::verdict:
+		return "verdict";
 	case MsgType::summary:
 		return "summary";
 	case MsgType::vanish:

@@ -28,6 +28,7 @@ enum class MsgType : uint32_t {
 	abort,     /* either: giving up, with a reason */
 	summary,   /* both, at the end: what each side counted */
 	vanish,    /* requester -> responder (vanish mode): take the link down now */
+	verdict,   /* both (exchange mode): did this side's counters pass */
 };
 
 class Writer
