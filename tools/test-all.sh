@@ -442,7 +442,9 @@ if [ "$guests" = 1 ]; then
 	else
 		echo "FAILED ($(took "$t"), $logs/bench-smoke.log)"
 		tail -n 15 "$logs/bench-smoke.log" | sed 's/^/     /'
-		case_result bench-smoke fail
+		# Its reason in the summary at the end, which CI shows.
+		case_result bench-smoke fail "$(awk '/^bench: error: /; /^bench: failed cells/ { getline
+			print "first failed cell:" $0 }' "$logs/bench-smoke.log" | tr '\n' ' ' | cut -c1-240)"
 	fi
 
 	# --- 8. sroce-sroce on the debug kernel --------------------------------

@@ -306,9 +306,13 @@ if [ "$mode" = smoke ]; then
 	[ "$missing" = 0 ] && [ -z "$fails" ] && [ -s "$out/bench.png" ] ||
 		die "smoke: $missing cells without a result, $(grep -c . <<<"$fails") failures"
 	if [ -n "$test_link_stop" ]; then
-		[ "$stops" = " $test_link_stop" ] && [ -s "$out/run-1/a/link-stop.txt" ] ||
+		# The rig's link may also stop for real (its known problem),
+		# which the run survives the same way: any other stops are
+		# named, not judged.
+		[[ "$stops " == *" $test_link_stop "* ]] && ls "$out"/run-*/a/link-stop.txt >/dev/null 2>&1 ||
 			die "smoke: no new boot after the link stop of step $test_link_stop (stops:${stops:- none})"
-		echo "bench: smoke: booted again after the link stop of step $test_link_stop"
+		echo "bench: smoke: booted again after the link stop of step $test_link_stop" \
+			"(all stops:$stops)"
 	fi
 	echo "bench: smoke OK: every cell produced numbers ($nnum parsed)"
 fi
