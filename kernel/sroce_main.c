@@ -311,6 +311,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IB_DEVICE_SRQ_RESIZE |
 			      SROCE_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;

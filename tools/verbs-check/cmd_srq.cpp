@@ -8,7 +8,8 @@
  *     with 16 receives posted, the ninth message consumed raises exactly
  *     one IBV_EVENT_SRQ_LIMIT_REACHED for this SRQ, and the limit reads
  *     back as 0 (disarmed);
- *   - IBV_SRQ_MAX_WR: growing the SRQ while 7 receives are posted keeps
+ *   - IBV_SRQ_MAX_WR (the device advertises IBV_DEVICE_SRQ_RESIZE):
+ *     growing the SRQ while 7 receives are posted keeps
  *     them (their wr_ids and buffers come back in order), and the new
  *     size takes more receives than the old one held; shrinking below
  *     what is posted fails with EINVAL;
@@ -251,7 +252,13 @@ void SrqRun::check_resize()
 {
 	const uint32_t posted = next_recv_ - next_msg_;
 	ibv_srq_attr a{};
+	ibv_device_attr da{};
 
+	/* What it does, it says (IB_DEVICE_SRQ_RESIZE, as rxe does). */
+	if (r_.expect_ok("resize.advertised.query", ibv_query_device(ctx_, &da),
+	                 "ibv_query_device"))
+		r_.check(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, "resize.advertised",
+		         "device_cap_flags 0x%08x has IBV_DEVICE_SRQ_RESIZE", da.device_cap_flags);
 	a.max_wr = (posted + 1) / 2; /* rounded up to a power of two: < posted */
 	if (posted > 2)
 		r_.expect_errno("resize.too_small", ibv_modify_srq(srq_.get(), &a, IBV_SRQ_MAX_WR),
