@@ -57,7 +57,9 @@ constexpr verbs_context_ops make_context_ops()
 	verbs_context_ops ops{};
 
 	ops.alloc_mw = alloc_mw;
+	ops.alloc_parent_domain = alloc_parent_domain;
 	ops.alloc_pd = alloc_pd;
+	ops.alloc_td = alloc_td;
 	ops.attach_mcast = ibv_cmd_attach_mcast;
 	ops.bind_mw = bind_mw;
 	ops.create_ah = create_ah;
@@ -69,6 +71,7 @@ constexpr verbs_context_ops make_context_ops()
 	ops.create_srq_ex = create_srq_ex;
 	ops.dealloc_mw = dealloc_mw;
 	ops.dealloc_pd = dealloc_pd;
+	ops.dealloc_td = dealloc_td;
 	ops.dereg_mr = dereg_mr;
 	ops.destroy_ah = destroy_ah;
 	ops.destroy_cq = destroy_cq;

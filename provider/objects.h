@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace sroce
@@ -57,8 +58,53 @@ struct Context {
 	size_t page_size;
 };
 
+/*
+ * ibv_alloc_td(): the user's promise that one thread at a time uses the
+ * objects of the parent domains that hold it, so their queues take no lock.
+ */
+struct Td {
+	ibv_td ibtd;
+	uint32_t users = 0; /* parent domains that hold it (atomic) */
+};
+
+using DomainAlloc = void *(*)(ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+                              uint64_t resource_type);
+using DomainFree = void (*)(ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain())
+ * when @protection is set: that PD's handle in a provider-only object with
+ * an optional thread domain and allocator. The kernel never sees a parent
+ * domain; every command goes out with the PD's handle.
+ */
 struct Pd {
 	ibv_pd ibpd;
+	/* A PD: its parent domains; a parent domain: its QPs, CQs, SRQs (atomic). */
+	uint32_t users = 0;
+	Pd *protection = nullptr;
+	Td *td = nullptr;
+	void *pd_context = nullptr;
+	DomainAlloc alloc = nullptr;
+	DomainFree free = nullptr;
+};
+
+/*
+ * The resource_type a parent domain's allocator is called with: the
+ * rdma_driver_id in the upper 32 bits (sroce has none: RDMA_DRIVER_UNKNOWN,
+ * 0), the object below. What it allocates is the provider's state of the
+ * object; the rings stay in memory the kernel allocates (architecture.rst).
+ */
+enum : uint64_t {
+	kResQp = 1,
+	kResCq = 2,
+	kResSrq = 3,
+};
+
+/* Where a QP's, CQ's or SRQ's own memory came from (domain_zalloc()). */
+struct DomainMem {
+	Pd *domain = nullptr; /* the parent domain it counts on, if any */
+	uint64_t type = 0;
+	bool custom = false; /* from domain->alloc: back through domain->free */
 };
 
 struct Mr {
@@ -77,6 +123,7 @@ struct Ah {
 
 struct Cq {
 	verbs_cq vcq;
+	DomainMem mem;
 	SpinLock lock;
 	ConsumerRing cq;
 	RingMapping mapping;
@@ -117,6 +164,7 @@ struct QpExState {
 
 struct Qp {
 	verbs_qp vqp;
+	DomainMem mem;
 	WorkQueue sq;
 	WorkQueue rq; /* no ring when the QP uses an SRQ */
 	bool sq_sig_all = false;
@@ -125,6 +173,7 @@ struct Qp {
 
 struct Srq {
 	verbs_srq vsrq;
+	DomainMem mem;
 	WorkQueue rq;
 };
 
@@ -151,6 +200,68 @@ inline Pd *to_pd(ibv_pd *ibpd)
 {
 	return from_member<Pd>(ibpd, offsetof(Pd, ibpd));
 }
+inline Td *to_td(ibv_td *ibtd)
+{
+	return from_member<Td>(ibtd, offsetof(Td, ibtd));
+}
+/* @ibpd's parent domain, or nullptr when it is a plain PD (or none). */
+inline Pd *parent_domain_of(ibv_pd *ibpd)
+{
+	Pd *pd = ibpd ? to_pd(ibpd) : nullptr;
+
+	return pd && pd->protection ? pd : nullptr;
+}
+
+/*
+ * A zeroed, constructed QP, CQ or SRQ (@type kRes*): from @domain's
+ * allocator when it has one that does not answer IBV_ALLOCATOR_USE_DEFAULT,
+ * else calloc(). The object counts on @domain (a parent domain or nullptr)
+ * until domain_free(). nullptr with errno set on failure.
+ */
+template <typename T> T *domain_zalloc(Pd *domain, uint64_t type)
+{
+	void *mem = nullptr;
+	bool custom = false;
+
+	if (domain && domain->alloc) {
+		mem = domain->alloc(&domain->ibpd, domain->pd_context, sizeof(T), alignof(T), type);
+		if (!mem)
+			return fail<T>(ENOMEM);
+		custom = mem != IBV_ALLOCATOR_USE_DEFAULT;
+		if (custom && reinterpret_cast<uintptr_t>(mem) % alignof(T)) {
+			domain->free(&domain->ibpd, domain->pd_context, mem, type);
+			return fail<T>(EINVAL); /* the allocator broke its contract */
+		}
+		if (custom)
+			memset(mem, 0, sizeof(T));
+	}
+	if (!custom)
+		mem = calloc(1, sizeof(T));
+	if (!mem)
+		return fail<T>(ENOMEM);
+	T *obj = new (mem) T();
+	obj->mem = DomainMem{domain, type, custom};
+	if (domain)
+		__atomic_fetch_add(&domain->users, 1, __ATOMIC_RELAXED);
+	return obj;
+}
+
+template <typename T> void domain_free(T *obj)
+{
+	if (!obj)
+		return;
+	const DomainMem m = obj->mem;
+
+	obj->~T();
+	if (m.custom)
+		m.domain->free(&m.domain->ibpd, m.domain->pd_context, obj, m.type);
+	else
+		free(obj);
+	if (m.domain)
+		__atomic_fetch_sub(&m.domain->users, 1, __ATOMIC_RELEASE);
+}
+
+template <typename T> using DomainOwned = Owned<T, domain_free<T>>;
 inline Mr *to_mr(verbs_mr *vmr)
 {
 	return from_member<Mr>(vmr, offsetof(Mr, vmr));
@@ -201,6 +312,9 @@ int query_port(ibv_context *ibctx, uint8_t port, ibv_port_attr *attr);
 
 ibv_pd *alloc_pd(ibv_context *ibctx);
 int dealloc_pd(ibv_pd *ibpd);
+ibv_td *alloc_td(ibv_context *ibctx, ibv_td_init_attr *attr);
+int dealloc_td(ibv_td *ibtd);
+ibv_pd *alloc_parent_domain(ibv_context *ibctx, ibv_parent_domain_init_attr *attr);
 ibv_mr *reg_mr(ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va, int access);
 int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *ibpd, void *addr, size_t length, int access);
 int dereg_mr(verbs_mr *vmr);

@@ -42,14 +42,14 @@ template <typename T> T *fail(int err)
 	return nullptr;
 }
 
-/* Owner of a zalloc()ed object until release(). */
-template <typename T> class Owned
+/* Owner of a zalloc()ed object (or one @Free frees) until release(). */
+template <typename T, void (*Free)(T *) = zfree<T>> class Owned
 {
       public:
 	explicit Owned(T *obj) : obj_(obj) {}
 	Owned(const Owned &) = delete;
 	Owned &operator=(const Owned &) = delete;
-	~Owned() { zfree(obj_); }
+	~Owned() { Free(obj_); }
 
 	T *get() const { return obj_; }
 	T *operator->() const { return obj_; }
@@ -102,7 +102,11 @@ class UniqueFd
 	int fd_;
 };
 
-/* pthread spin lock: never sleeps, never enters the kernel. */
+/*
+ * pthread spin lock: never sleeps, never enters the kernel. A queue that
+ * one thread at a time uses (a thread domain's, a single-threaded CQ's)
+ * takes none: single_thread() before the object is handed out.
+ */
 class SpinLock
 {
       public:
@@ -110,11 +114,22 @@ class SpinLock
 	SpinLock(const SpinLock &) = delete;
 	SpinLock &operator=(const SpinLock &) = delete;
 	~SpinLock() { pthread_spin_destroy(&lock_); }
-	void lock() { pthread_spin_lock(&lock_); }
-	void unlock() { pthread_spin_unlock(&lock_); }
+	void lock()
+	{
+		if (shared_)
+			pthread_spin_lock(&lock_);
+	}
+	void unlock()
+	{
+		if (shared_)
+			pthread_spin_unlock(&lock_);
+	}
+	void single_thread() { shared_ = false; }
+	bool shared() const { return shared_; }
 
       private:
 	pthread_spinlock_t lock_;
+	bool shared_ = true;
 };
 
 class SpinGuard

@@ -24,7 +24,7 @@ static_assert(udata_packed<CreateCqResp>() && udata_packed<CreateCqExResp>() &&
 constexpr uint64_t supported_wc_flags = IBV_WC_STANDARD_FLAGS |
                                         IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
                                         IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
-constexpr uint32_t supported_cq_comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+constexpr uint32_t supported_cq_comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
 constexpr uint32_t supported_cq_flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 
 int map_cq(Cq &cq, ibv_context *ibctx, const sroce_ring_info &info)
@@ -46,6 +46,9 @@ int check_cq_ex_attr(const ibv_cq_init_attr_ex &attr)
 		return EOPNOTSUPP;
 	if ((attr.comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr.flags & ~supported_cq_flags))
 		return EOPNOTSUPP;
+	/* A CQ's domain must be a parent domain of this context (as mlx5's). */
+	if ((attr.comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && !parent_domain_of(attr.parent_domain))
+		return EINVAL;
 	return 0;
 }
 
@@ -55,7 +58,7 @@ ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel, int co
 {
 	struct ibv_create_cq cmd;
 	CreateCqResp resp{};
-	Owned<Cq> cq(zalloc<Cq>());
+	DomainOwned<Cq> cq(domain_zalloc<Cq>(nullptr, kResCq));
 	int err;
 
 	if (!cq)
@@ -82,9 +85,17 @@ ibv_cq_ex *create_cq_ex(ibv_context *ibctx, ibv_cq_init_attr_ex *attr)
 
 	if (err)
 		return fail<ibv_cq_ex>(err);
-	Owned<Cq> cq(zalloc<Cq>());
+	Pd *domain =
+	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? to_pd(attr->parent_domain) : nullptr;
+	if (domain && domain->ibpd.context != ibctx)
+		return fail<ibv_cq_ex>(EINVAL);
+	DomainOwned<Cq> cq(domain_zalloc<Cq>(domain, kResCq));
 	if (!cq)
-		return fail<ibv_cq_ex>(ENOMEM);
+		return nullptr;
+	/* One thread polls it: the user said so, or its thread domain does. */
+	if ((domain && domain->td) || ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	                               (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+		cq->lock.single_thread();
 	memset(&cmd, 0, sizeof(cmd));
 	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd), resp.ibv(),
 	                           resp.size(), 0);
@@ -137,7 +148,7 @@ int destroy_cq(ibv_cq *ibcq)
 	int err = ibv_cmd_destroy_cq(ibcq);
 
 	if (!err)
-		zfree(to_cq(ibcq));
+		domain_free(to_cq(ibcq));
 	return err;
 }
 

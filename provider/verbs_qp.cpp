@@ -109,9 +109,14 @@ ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex *attr)
 
 	if (err)
 		return fail<ibv_qp>(err);
-	Owned<Qp> qp(zalloc<Qp>());
+	Pd *domain = parent_domain_of(attr->pd);
+	DomainOwned<Qp> qp(domain_zalloc<Qp>(domain, kResQp));
 	if (!qp)
-		return fail<ibv_qp>(ENOMEM);
+		return nullptr;
+	if (domain && domain->td) {
+		qp->sq.lock.single_thread();
+		qp->rq.lock.single_thread();
+	}
 	CreateQpCmd cmd{};
 	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, cmd.ibv(), cmd.size(), resp.ibv(),
 	                            resp.size());
@@ -240,7 +245,7 @@ int destroy_qp(ibv_qp *ibqp)
 	int err = ibv_cmd_destroy_qp(ibqp);
 
 	if (!err)
-		zfree(to_qp(ibqp));
+		domain_free(to_qp(ibqp));
 	return err;
 }
 
@@ -248,11 +253,11 @@ ibv_srq *create_srq(ibv_pd *ibpd, ibv_srq_init_attr *attr)
 {
 	struct ibv_create_srq cmd;
 	CreateSrqResp resp{};
-	Owned<Srq> srq(zalloc<Srq>());
+	DomainOwned<Srq> srq(domain_zalloc<Srq>(parent_domain_of(ibpd), kResSrq));
 	int err;
 
 	if (!srq)
-		return fail<ibv_srq>(ENOMEM);
+		return nullptr;
 	memset(&cmd, 0, sizeof(cmd));
 	err = ibv_cmd_create_srq(ibpd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd), resp.ibv(),
 	                         resp.size());
@@ -275,9 +280,10 @@ ibv_srq *create_srq_ex(ibv_context *ibctx, ibv_srq_init_attr_ex *attr)
 
 	if (err)
 		return fail<ibv_srq>(err);
-	Owned<Srq> srq(zalloc<Srq>());
+	/* An SRQ serves QPs of any thread: it keeps its lock in a thread domain. */
+	DomainOwned<Srq> srq(domain_zalloc<Srq>(parent_domain_of(attr->pd), kResSrq));
 	if (!srq)
-		return fail<ibv_srq>(ENOMEM);
+		return nullptr;
 	/* libibverbs' write fallback reads srq_type even without the TYPE bit. */
 	ibv_srq_init_attr_ex basic = *attr;
 	basic.comp_mask |= IBV_SRQ_INIT_ATTR_TYPE;
@@ -331,7 +337,7 @@ int destroy_srq(ibv_srq *ibsrq)
 	int err = ibv_cmd_destroy_srq(ibsrq);
 
 	if (!err)
-		zfree(to_srq(ibsrq));
+		domain_free(to_srq(ibsrq));
 	return err;
 }
 

@@ -34,6 +34,16 @@ rig_require_cmd python3
 	rig_skip "python3-pyverbs is not installed"
 rig_setup_dev
 
+# The huge page tests (parent domain allocators on a 2 MiB page, ODP)
+# skip without 2 MiB pages reserved: 16 of them for the run.
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ -w "$hp" ]; then
+	hp_before=$(cat "$hp")
+	trap 'echo "$hp_before" >"$hp"' EXIT
+	echo 16 >"$hp"
+	rig_log "2 MiB huge pages reserved: $(cat "$hp")"
+fi
+
 work=/tmp/rdma-core-tests
 rm -rf "$work" && mkdir -p "$work"
 cp -r /usr/share/doc/rdma-core/tests "$work/" || rig_fail "cannot copy the suite"
