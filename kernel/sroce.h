@@ -39,6 +39,8 @@
 #define SROCE_MAX_CQE		(BIT(17) - 1)
 #define SROCE_MAX_MR		(BIT(23) - 1)
 #define SROCE_MAX_MW		(BIT(23) - 1)
+/* Device memory a device hands out in all (max_dm_size), in whole pages. */
+#define SROCE_MAX_DM_SIZE	(1024 * 1024)
 #define SROCE_MAX_PD		BIT(20)
 #define SROCE_MAX_AH		(BIT(15) - 1)
 #define SROCE_MAX_SRQ		BIT(20)
@@ -168,6 +170,7 @@ struct sroce_dev {
 	u32 num_mcg;
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
+	atomic64_t dm_bytes;		/* device memory handed out (sroce_dm.c) */
 	atomic_t num_ucontext;
 
 	struct sroce_fault fault;

@@ -221,6 +221,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
 	.add_gid = sroce_add_gid,
+	.alloc_dm = sroce_alloc_dm,
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_mw = sroce_alloc_mw,
@@ -237,6 +238,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
+	.dealloc_dm = sroce_dealloc_dm,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
@@ -279,6 +281,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
+	.reg_dm_mr = sroce_reg_dm_mr,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.rereg_user_mr = sroce_rereg_user_mr,
@@ -324,6 +327,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	a->timestamp_mask = U64_MAX;
 	a->hca_core_clock = 1000000;	/* kHz */
 	a->max_mw = SROCE_MAX_MW;
+	a->max_dm_size = SROCE_MAX_DM_SIZE;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
@@ -390,6 +394,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	 */
 	ibdev->dev.parent = ndev->dev.parent;
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	ibdev->driver_def = sroce_uapi_defs;
 
 	mutex_lock(&sroce_dev_lock);
 	if (sroce_find_locked(ndev)) {

@@ -13,7 +13,26 @@ enum sroce_mr_kind {
 	SROCE_MR_DMA,		/* all of kernel memory (get_dma_mr) */
 	SROCE_MR_USER,		/* pinned user pages (ib_umem) */
 	SROCE_MR_FAST,		/* kernel fast registration (alloc_mr) */
+	SROCE_MR_DEVMEM,	/* device memory (reg_dm_mr), zero based */
 };
+
+/*
+ * Device memory (sroce_dm.c): pages the kernel allocates and the process
+ * maps. Its mmap entry owns them, so they outlive the DM while the process
+ * keeps them mapped; the core keeps the DM while a region uses it.
+ */
+struct sroce_mmap_entry;
+
+struct sroce_dm {
+	struct ib_dm ibdm;
+	struct sroce_mmap_entry *mentry;
+	size_t size;		/* the length rounded up to whole pages */
+};
+
+static inline struct sroce_dm *to_sdm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct sroce_dm, ibdm);
+}
 
 /*
  * A fast-registration MR is FREE (its key matches nothing) from allocation
@@ -36,7 +55,7 @@ struct sroce_mr {
 	u64 iova;
 	u64 length;
 	int access;
-	struct page **upages;	/* SROCE_MR_USER: pinned pages, in order */
+	struct page **upages;	/* USER: pinned pages in order; DEVMEM: the DM's */
 	u32 upage_off;		/* offset of iova in upages[0] */
 	u32 nupages;
 	u64 *pages;		/* SROCE_MR_FAST page list */

@@ -24,6 +24,7 @@
 #include <linux/scatterlist.h>
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
+#include <linux/vmalloc.h>
 
 #include "sroce_qp.h"
 #include "sroce_verbs.h"
@@ -273,6 +274,64 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/* What a region over device memory may grant; always zero based. */
+#define SROCE_DM_ACCESS (IB_ZERO_BASED | IB_ACCESS_LOCAL_WRITE | \
+			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * ibv_reg_dm_mr(): a zero-based region over [offset, offset + length) of
+ * device memory (the core has checked that range and IB_ZERO_BASED). Its
+ * page list points into the DM's pages, which stay as long as the region
+ * does: the core frees no DM that a region uses. Nothing is pinned.
+ */
+struct ib_mr *sroce_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	struct sroce_dev *sdev = to_sdev(pd->device);
+	struct sroce_dm *dm = to_sdm(ibdm);
+	u64 first = attr->offset >> PAGE_SHIFT;
+	u64 end = PAGE_ALIGN(attr->offset + attr->length) >> PAGE_SHIFT;
+	struct sroce_mr *mr;
+	u8 *base = dm->mentry->vaddr;
+	u64 i;
+	int err;
+
+	if (attr->access_flags & ~SROCE_DM_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (end > dm->size >> PAGE_SHIFT)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->upages = kvmalloc_array(max_t(u64, end - first, 1),
+				    sizeof(*mr->upages), GFP_KERNEL);
+	if (!mr->upages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	for (i = first; i < end; i++)
+		mr->upages[i - first] = vmalloc_to_page(base + i * PAGE_SIZE);
+	mr->nupages = end - first;
+	mr->upage_off = attr->offset & ~PAGE_MASK;
+	mr->kind = SROCE_MR_DEVMEM;
+	mr->state = SROCE_MR_VALID;
+	mr->iova = 0;
+	mr->length = attr->length;
+	mr->access = attr->access_flags;
+	mr->ibmr.page_size = PAGE_SIZE;
+	err = sroce_mr_add(sdev, mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	kvfree(mr->upages);
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
 /*
  * ibv_rereg_mr(). A new translation (IB_MR_REREG_TRANS) is a new region:
  * it is registered as one and returned, and ib_core swaps it in and
@@ -433,7 +492,7 @@ static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova, u32 *pgoff)
 {
 	u64 pos, blk, va;
 
-	if (mr->kind == SROCE_MR_USER) {
+	if (mr->kind == SROCE_MR_USER || mr->kind == SROCE_MR_DEVMEM) {
 		pos = iova - mr->iova + mr->upage_off;
 		if ((pos >> PAGE_SHIFT) >= mr->nupages)
 			return NULL;

@@ -34,6 +34,40 @@ static struct sroce_mmap_entry *to_smentry(struct rdma_user_mmap_entry *e)
 }
 
 /*
+ * Zeroed memory of @size bytes (a multiple of PAGE_SIZE) that @uctx can
+ * map, charged to the caller's memory cgroup. Not vmalloc_user(): it takes
+ * no gfp flags, so its pages cannot be charged. __vmalloc() can, but its
+ * area lacks VM_USERMAP, so sroce_mmap() maps it page by page instead of
+ * remap_vmalloc_range(). The entry owns the memory from here on: after
+ * rdma_user_mmap_entry_remove() it is freed with the last mapping.
+ */
+struct sroce_mmap_entry *sroce_mmap_alloc(struct ib_ucontext *uctx,
+					  size_t size)
+{
+	struct sroce_mmap_entry *me;
+	int err;
+
+	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
+	if (!me)
+		return ERR_PTR(-ENOMEM);
+	me->vaddr = __vmalloc(size, SROCE_RING_GFP_USER);
+	if (!me->vaddr) {
+		err = -ENOMEM;
+		goto err_entry;
+	}
+	err = rdma_user_mmap_entry_insert(uctx, &me->rdma, size);
+	if (err)
+		goto err_mem;
+	return me;
+
+err_mem:
+	vfree(me->vaddr);
+err_entry:
+	kfree(me);
+	return ERR_PTR(err);
+}
+
+/*
  * Allocate a ring of @num_entries (a power of two) entries of @stride bytes.
  * With @udata the ring is made mappable by the caller's user context.
  */
@@ -41,9 +75,8 @@ int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
 		     struct ib_udata *udata, u32 num_entries, u32 stride)
 {
 	struct sroce_ucontext *uctx;
-	struct sroce_mmap_entry *me;
+	struct sroce_mmap_entry *me = NULL;
 	size_t size;
-	int err;
 
 	if (!num_entries || (num_entries & (num_entries - 1)) ||
 	    num_entries > SROCE_RING_MAX_ENTRIES)
@@ -52,42 +85,24 @@ int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
 	if (!size)
 		return -EINVAL;
 
-	/*
-	 * Not vmalloc_user(): it takes no gfp flags, so its pages cannot be
-	 * charged. __vmalloc() can, but its area lacks VM_USERMAP, so
-	 * sroce_mmap() maps it page by page instead of remap_vmalloc_range().
-	 */
-	q->hdr = __vmalloc(size, udata ? SROCE_RING_GFP_USER :
-			   SROCE_RING_GFP_KERNEL);
-	if (!q->hdr)
-		return -ENOMEM;
+	if (udata) {
+		uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						 ibuc);
+		me = sroce_mmap_alloc(&uctx->ibuc, size);
+		if (IS_ERR(me))
+			return PTR_ERR(me);
+		q->hdr = me->vaddr;
+	} else {
+		q->hdr = __vmalloc(size, SROCE_RING_GFP_KERNEL);
+		if (!q->hdr)
+			return -ENOMEM;
+	}
 	q->num_entries = num_entries;
 	q->stride = stride;
 	q->size = size;
 	q->idx = 0;
-	q->mentry = NULL;
-	if (!udata)
-		return 0;
-
-	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
-	if (!me) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	me->vaddr = q->hdr;
-	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
-	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &me->rdma, size);
-	if (err) {
-		kfree(me);
-		goto err_free;
-	}
 	q->mentry = me;
 	return 0;
-
-err_free:
-	vfree(q->hdr);
-	q->hdr = NULL;
-	return err;
 }
 
 /*

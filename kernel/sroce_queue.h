@@ -30,6 +30,8 @@ struct sroce_queue {
 	u32 idx;	/* kernel-private copy of the index the kernel owns */
 };
 
+struct sroce_mmap_entry *sroce_mmap_alloc(struct ib_ucontext *uctx,
+					  size_t size);
 int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
 		     struct ib_udata *udata, u32 num_entries, u32 stride);
 void sroce_queue_cleanup(struct sroce_queue *q);

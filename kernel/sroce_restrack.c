@@ -255,6 +255,7 @@ static const char *const sroce_mr_kinds[] = {
 	[SROCE_MR_DMA] = "dma",
 	[SROCE_MR_USER] = "user",
 	[SROCE_MR_FAST] = "fast",
+	[SROCE_MR_DEVMEM] = "device memory",
 };
 
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)

@@ -22,6 +22,15 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_dm *sroce_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *uctx,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int sroce_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *sroce_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition sroce_uapi_defs[];
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int sroce_dealloc_mw(struct ib_mw *ibmw);
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -56,6 +56,7 @@ constexpr verbs_context_ops make_context_ops()
 {
 	verbs_context_ops ops{};
 
+	ops.alloc_dm = alloc_dm;
 	ops.alloc_mw = alloc_mw;
 	ops.alloc_parent_domain = alloc_parent_domain;
 	ops.alloc_pd = alloc_pd;
@@ -79,6 +80,7 @@ constexpr verbs_context_ops make_context_ops()
 	ops.destroy_srq = destroy_srq;
 	ops.detach_mcast = ibv_cmd_detach_mcast;
 	ops.free_context = free_context;
+	ops.free_dm = free_dm;
 	ops.modify_qp = modify_qp;
 	ops.modify_srq = modify_srq;
 	ops.poll_cq = poll_cq;
@@ -90,6 +92,7 @@ constexpr verbs_context_ops make_context_ops()
 	ops.query_rt_values = query_rt_values;
 	ops.query_qp = query_qp;
 	ops.query_srq = query_srq;
+	ops.reg_dm_mr = reg_dm_mr;
 	ops.reg_mr = reg_mr;
 	ops.req_notify_cq = req_notify_cq;
 	ops.rereg_mr = rereg_mr;
@@ -99,7 +102,7 @@ constexpr verbs_context_ops make_context_ops()
 
 constexpr verbs_context_ops context_ops = make_context_ops();
 
-static_assert(!context_ops.open_xrcd && !context_ops.create_wq && !context_ops.alloc_dm,
+static_assert(!context_ops.open_xrcd && !context_ops.create_wq && !context_ops.import_dm,
               "not supported: left to libibverbs' EOPNOTSUPP stubs");
 
 verbs_context *alloc_context(ibv_device *ibdev, int cmd_fd, void * /* private_data */)

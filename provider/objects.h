@@ -115,6 +115,15 @@ struct Mw {
 	ibv_mw ibmw;
 };
 
+/* Device memory: kernel pages this process maps (verbs_mem.cpp). */
+struct Dm {
+	verbs_dm vdm;
+	uint64_t length = 0; /* what was asked for: copies stay inside it */
+	void *map = nullptr; /* length rounded up to pages, mapped */
+	size_t map_len = 0;
+	~Dm();
+};
+
 struct Ah {
 	ibv_ah ibah;
 	uint32_t ah_num = 0;
@@ -179,6 +188,7 @@ struct Srq {
 
 /* to_*() use offsetof, which needs standard-layout types. */
 static_assert(std::is_standard_layout_v<Device> && std::is_standard_layout_v<Context>);
+static_assert(std::is_standard_layout_v<Dm>);
 static_assert(std::is_standard_layout_v<Pd> && std::is_standard_layout_v<Mr> &&
               std::is_standard_layout_v<Mw> && std::is_standard_layout_v<Ah>);
 static_assert(std::is_standard_layout_v<Cq> && std::is_standard_layout_v<Qp> &&
@@ -266,6 +276,10 @@ inline Mr *to_mr(verbs_mr *vmr)
 {
 	return from_member<Mr>(vmr, offsetof(Mr, vmr));
 }
+inline Dm *to_dm(ibv_dm *ibdm)
+{
+	return from_member<Dm>(ibdm, offsetof(Dm, vdm.dm));
+}
 inline Mw *to_mw(ibv_mw *ibmw)
 {
 	return from_member<Mw>(ibmw, offsetof(Mw, ibmw));
@@ -318,6 +332,10 @@ ibv_pd *alloc_parent_domain(ibv_context *ibctx, ibv_parent_domain_init_attr *att
 ibv_mr *reg_mr(ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va, int access);
 int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *ibpd, void *addr, size_t length, int access);
 int dereg_mr(verbs_mr *vmr);
+ibv_dm *alloc_dm(ibv_context *ibctx, ibv_alloc_dm_attr *attr);
+int free_dm(ibv_dm *ibdm);
+ibv_mr *reg_dm_mr(ibv_pd *ibpd, ibv_dm *ibdm, uint64_t dm_offset, size_t length,
+                  unsigned int access);
 ibv_mw *alloc_mw(ibv_pd *ibpd, enum ibv_mw_type type);
 int dealloc_mw(ibv_mw *ibmw);
 ibv_ah *create_ah(ibv_pd *ibpd, ibv_ah_attr *attr);

@@ -7,7 +7,11 @@
  */
 #include "objects.h"
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 
 namespace sroce
 {
@@ -157,6 +161,146 @@ int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *ibpd, void *addr, size_t length, 
 	if (err)
 		errno = err;
 	return err;
+}
+
+/* ---- Device memory ------------------------------------------------------ */
+
+Dm::~Dm()
+{
+	if (map)
+		munmap(map, map_len);
+}
+
+namespace
+{
+
+/*
+ * UVERBS_METHOD_DM_ALLOC, issued here rather than through
+ * ibv_cmd_alloc_dm(): it carries our driver attribute (where to map the
+ * memory), and libibverbs chains driver attributes only through its
+ * private command buffer. The attributes are the kernel's uapi.
+ */
+int dm_alloc_ioctl(ibv_context *ibctx, const ibv_alloc_dm_attr &attr, uint32_t *handle,
+                   uint64_t *offset)
+{
+	constexpr unsigned kAttrs = 4;
+	/* The header ends in a flexible array: header and attributes as bytes. */
+	alignas(ib_uverbs_ioctl_hdr) unsigned char
+	    buf[sizeof(ib_uverbs_ioctl_hdr) + kAttrs * sizeof(ib_uverbs_attr)] = {};
+	auto *hdr = reinterpret_cast<ib_uverbs_ioctl_hdr *>(buf);
+	ib_uverbs_attr *a = hdr->attrs;
+
+	hdr->length = sizeof(buf);
+	hdr->object_id = UVERBS_OBJECT_DM;
+	hdr->method_id = UVERBS_METHOD_DM_ALLOC;
+	hdr->num_attrs = kAttrs;
+	hdr->driver_id = RDMA_DRIVER_UNKNOWN;
+	a[0].attr_id = UVERBS_ATTR_ALLOC_DM_HANDLE; /* the kernel writes the handle to data */
+	a[0].flags = UVERBS_ATTR_F_MANDATORY;
+	a[1].attr_id = UVERBS_ATTR_ALLOC_DM_LENGTH;
+	a[1].len = sizeof(uint64_t);
+	a[1].flags = UVERBS_ATTR_F_MANDATORY;
+	a[1].data = attr.length; /* inline: 8 bytes or fewer */
+	a[2].attr_id = UVERBS_ATTR_ALLOC_DM_ALIGNMENT;
+	a[2].len = sizeof(uint32_t);
+	a[2].flags = UVERBS_ATTR_F_MANDATORY;
+	a[2].data = attr.log_align_req;
+	a[3].attr_id = SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET;
+	a[3].len = sizeof(*offset);
+	a[3].flags = UVERBS_ATTR_F_MANDATORY;
+	a[3].data = reinterpret_cast<uintptr_t>(offset);
+	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, hdr))
+		return errno;
+	*handle = uint32_t(a[0].data);
+	return 0;
+}
+
+/* [offset, offset + length) inside @dm, in whole SROCE_DM_UNITs? */
+bool dm_range_ok(const Dm &dm, uint64_t offset, size_t length)
+{
+	return !(offset % SROCE_DM_UNIT) && !(length % SROCE_DM_UNIT) && offset <= dm.length &&
+	       length <= dm.length - offset;
+}
+
+int memcpy_to_dm(ibv_dm *ibdm, uint64_t dm_offset, const void *host_addr, size_t length)
+{
+	Dm *dm = to_dm(ibdm);
+
+	if (!dm_range_ok(*dm, dm_offset, length))
+		return EINVAL;
+	memcpy(static_cast<uint8_t *>(dm->map) + dm_offset, host_addr, length);
+	return 0;
+}
+
+int memcpy_from_dm(void *host_addr, ibv_dm *ibdm, uint64_t dm_offset, size_t length)
+{
+	Dm *dm = to_dm(ibdm);
+
+	if (!dm_range_ok(*dm, dm_offset, length))
+		return EINVAL;
+	memcpy(host_addr, static_cast<const uint8_t *>(dm->map) + dm_offset, length);
+	return 0;
+}
+
+} /* namespace */
+
+/*
+ * ibv_alloc_dm(): the kernel allocates the memory (sroce_dm.c) and tells
+ * where to map it; copies in and out are plain memcpy() on that mapping.
+ */
+ibv_dm *alloc_dm(ibv_context *ibctx, ibv_alloc_dm_attr *attr)
+{
+	const long page = sysconf(_SC_PAGESIZE);
+	uint64_t offset = 0;
+	uint32_t handle = 0;
+
+	if (!attr || attr->comp_mask || !attr->length)
+		return fail<ibv_dm>(EINVAL);
+	Owned<Dm> dm(zalloc<Dm>());
+	if (!dm)
+		return fail<ibv_dm>(ENOMEM);
+	if (int err = dm_alloc_ioctl(ibctx, *attr, &handle, &offset))
+		return fail<ibv_dm>(err);
+	dm->vdm.handle = handle;
+	dm->vdm.dm.handle = handle;
+	dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
+	dm->vdm.dm.context = ibctx;
+	auto undo = on_scope_exit([&dm] { ibv_cmd_free_dm(&dm->vdm); });
+	dm->length = attr->length;
+	dm->map_len = (attr->length + page - 1) / page * page;
+	void *map = mmap(nullptr, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, ibctx->cmd_fd,
+	                 off_t(offset));
+	if (map == MAP_FAILED)
+		return fail<ibv_dm>(errno);
+	dm->map = map;
+	dm->vdm.dm.memcpy_to_dm = memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = memcpy_from_dm;
+	undo.dismiss();
+	return &dm.release()->vdm.dm;
+}
+
+int free_dm(ibv_dm *ibdm)
+{
+	Dm *dm = to_dm(ibdm);
+	int err = ibv_cmd_free_dm(&dm->vdm);
+
+	if (!err)
+		zfree(dm);
+	return err;
+}
+
+/* A zero-based region over [dm_offset, dm_offset + length) of @ibdm. */
+ibv_mr *reg_dm_mr(ibv_pd *ibpd, ibv_dm *ibdm, uint64_t dm_offset, size_t length,
+                  unsigned int access)
+{
+	Owned<Mr> mr(zalloc<Mr>());
+
+	if (!mr)
+		return fail<ibv_mr>(ENOMEM);
+	if (int err = ibv_cmd_reg_dm_mr(ibpd, &to_dm(ibdm)->vdm, dm_offset, length, access,
+	                                &mr->vmr, nullptr))
+		return fail<ibv_mr>(err);
+	return &mr.release()->vmr.ibv_mr;
 }
 
 int dereg_mr(verbs_mr *vmr)

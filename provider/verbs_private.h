@@ -141,6 +141,12 @@ enum verbs_mr_type {
 	VERBS_MR_TYPE_DMABUF_MR,
 };
 
+/* Device memory: the core's handle next to the public object. */
+struct verbs_dm {
+	ibv_dm dm;
+	uint32_t handle;
+};
+
 struct verbs_mr {
 	struct ibv_mr ibv_mr;
 	enum verbs_mr_type mr_type;
@@ -383,6 +389,11 @@ int ibv_cmd_rereg_mr(verbs_mr *vmr, uint32_t flags, void *addr, size_t length, u
                      int access, ibv_pd *pd, struct ibv_rereg_mr *cmd, size_t cmd_sz,
                      ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
+/* @link: driver attributes chained to the command; we pass none. */
+struct ibv_command_buffer;
+int ibv_cmd_free_dm(verbs_dm *dm);
+int ibv_cmd_reg_dm_mr(ibv_pd *pd, verbs_dm *dm, uint64_t offset, size_t length, unsigned int access,
+                      verbs_mr *vmr, ibv_command_buffer *link);
 int ibv_cmd_alloc_mw(ibv_pd *pd, enum ibv_mw_type type, ibv_mw *mw, struct ibv_alloc_mw *cmd,
                      size_t cmd_size, ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_mw(ibv_mw *mw);

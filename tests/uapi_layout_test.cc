@@ -116,3 +116,11 @@ TEST(UapiLayout, WqeFlagsEqualIbvSendFlags)
 }
 
 } // namespace
+
+TEST(UapiLayout, DeviceMemoryAttributeIsTheFirstDriverId)
+{
+	/* A driver attribute: the first id of the driver namespace. */
+	EXPECT_EQ(SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, 1U << UVERBS_ID_NS_SHIFT);
+	EXPECT_EQ(SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, 0x1000U);
+	EXPECT_EQ(SROCE_DM_UNIT, 4);
+}

@@ -30,6 +30,8 @@ static const char usage_text[] =
     "      UD Q_Key checks, the QP's own Q_Key, controlled Q_Keys (loopback)\n"
     "  cqex DEV [--gid-index I]\n"
     "      extended CQ completion timestamps, raw and wall clock (loopback)\n"
+    "  dm DEV [--gid-index I]\n"
+    "      device memory: allocation, copies, regions, traffic (loopback)\n"
     "  domains DEV [--gid-index I]\n"
     "      thread and parent domains: errors, allocators, traffic (loopback)\n"
     "  ring DEV [--gid-index I]\n"
@@ -151,6 +153,7 @@ int main(int argc, char **argv)
 	    {"ring", vc::cmd_ring},
 	    {"cqex", vc::cmd_cqex},
 	    {"domains", vc::cmd_domains},
+	    {"dm", vc::cmd_dm},
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},

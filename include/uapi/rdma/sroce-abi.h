@@ -60,6 +60,7 @@
 #define SROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define SROCE_UVERBS_ABI_VERSION	1
 
@@ -335,5 +336,16 @@ struct sroce_create_ah_resp {
 	__u32 reserved;
 	struct sroce_av av;
 };
+
+/*
+ * Device memory (ibv_alloc_dm(3)): kernel memory the process maps. The
+ * method UVERBS_METHOD_DM_ALLOC takes one driver attribute, where the
+ * kernel writes the mmap offset of the new memory (a __u64); mapping the
+ * length rounded up to whole pages there gives the process its view.
+ * Copies to and from it (ibv_memcpy_to_dm/from_dm) are in units of
+ * SROCE_DM_UNIT bytes (offset and length), as mlx5's.
+ */
+#define SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET	(1U << UVERBS_ID_NS_SHIFT)
+#define SROCE_DM_UNIT				4
 
 #endif /* SROCE_ABI_USER_H */
