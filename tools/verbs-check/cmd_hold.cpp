@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * hold: keep a user context busy (PD, MR, CQ with a completion channel, an
- * RC QP in INIT with a receive posted) for SECONDS, watching the async
- * event fd. When the device goes away under us (rmmod, rdma link delete,
+ * RC QP in INIT with a receive posted, and on a device that has it, device
+ * memory with a region on it, mapped and filled) for SECONDS, watching the
+ * async event fd. When the device goes away under us (rmmod, rdma link delete,
  * netdev removal) the kernel disassociates the context and delivers
  * IBV_EVENT_DEVICE_FATAL; we then touch the dead objects once (poll the
  * CQ, post a receive, query the port), destroy them and close the context,
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace vc
@@ -44,7 +46,34 @@ struct Held {
 	MrPtr mr;
 	CqPtr cq;
 	QpPtr qp;
+	ibv_dm *dm = nullptr; /* released by release() */
+	MrPtr dm_mr;
 };
+
+constexpr size_t kDmLen = 1 << 16;
+
+/* Device memory with a region on it, filled, when the device offers it. */
+bool hold_dm(Report &r, ibv_context *ctx, Held &h)
+{
+	ibv_device_attr_ex dx{};
+	ibv_alloc_dm_attr da{};
+
+	if (ibv_query_device_ex(ctx, nullptr, &dx) || dx.max_dm_size < kDmLen)
+		return true;
+	da.length = kDmLen;
+	h.dm = ibv_alloc_dm(ctx, &da);
+	if (h.dm)
+		h.dm_mr.reset(ibv_reg_dm_mr(h.pd.get(), h.dm, 0, kDmLen,
+		                            IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
+		                                IBV_ACCESS_REMOTE_WRITE));
+	if (!h.dm_mr)
+		return r.check(false, "hold.setup", "device memory: %s",
+		               errno_name(null_errno()).c_str());
+	if (int ret = ibv_memcpy_to_dm(h.dm, 0, h.buf.data(), kDmLen))
+		return r.check(false, "hold.setup", "ibv_memcpy_to_dm: %s",
+		               errno_name(ret).c_str());
+	return true;
+}
 
 bool hold_setup(Report &r, ibv_context *ctx, Held &h)
 {
@@ -83,9 +112,12 @@ bool hold_setup(Report &r, ibv_context *ctx, Held &h)
 	if (int ret = ibv_req_notify_cq(h.cq.get(), 0))
 		return r.check(false, "hold.setup", "ibv_req_notify_cq: %s",
 		               errno_name(ret).c_str());
+	if (!hold_dm(r, ctx, h))
+		return false;
 	return r.check(true, "hold.setup",
 	               "PD, MR, CQ (with channel, armed), RC QP in INIT "
-	               "with a receive posted");
+	               "with a receive posted%s",
+	               h.dm ? ", 64 KiB of device memory with a region" : "");
 }
 
 /* The device is gone: every verb may fail, none may crash. */
@@ -109,6 +141,14 @@ void touch_dead_objects(Report &r, ibv_context *ctx, Held &h)
 	PdPtr pd(ibv_alloc_pd(ctx));
 	r.info("after removal: ibv_alloc_pd: %s",
 	       pd ? "succeeded" : errno_name(null_errno()).c_str());
+	if (h.dm) {
+		/* The mapping may now read zeros; it must not fault. */
+		int ret = ibv_memcpy_from_dm(h.buf.data(), h.dm, 0, kDmLen);
+
+		r.info("after removal: ibv_memcpy_from_dm: %s", errno_name(ret).c_str());
+		ret = ibv_memcpy_to_dm(h.dm, 4096, h.buf.data(), 4096);
+		r.info("after removal: ibv_memcpy_to_dm: %s", errno_name(ret).c_str());
+	}
 }
 
 void release(Report &r, Held &h, const char *when)
@@ -117,12 +157,15 @@ void release(Report &r, Held &h, const char *when)
 	int qp = ibv_destroy_qp(h.qp.release());
 	int cq = ibv_destroy_cq(h.cq.release());
 	int mr = ibv_dereg_mr(h.mr.release());
+	int dm_mr = h.dm_mr ? ibv_dereg_mr(h.dm_mr.release()) : 0;
+	int dm = h.dm ? ibv_free_dm(std::exchange(h.dm, nullptr)) : 0;
 	int pd = ibv_dealloc_pd(h.pd.release());
 	int ch = ibv_destroy_comp_channel(h.channel.release());
 
-	r.check(!qp && !cq && !mr && !pd && !ch, "hold.destroy",
-	        "destroy %s: QP %s, CQ %s, MR %s, PD %s, channel %s", when, errno_name(qp).c_str(),
-	        errno_name(cq).c_str(), errno_name(mr).c_str(), errno_name(pd).c_str(),
+	r.check(!qp && !cq && !mr && !dm_mr && !dm && !pd && !ch, "hold.destroy",
+	        "destroy %s: QP %s, CQ %s, MR %s, DM region %s, DM %s, PD %s, channel %s", when,
+	        errno_name(qp).c_str(), errno_name(cq).c_str(), errno_name(mr).c_str(),
+	        errno_name(dm_mr).c_str(), errno_name(dm).c_str(), errno_name(pd).c_str(),
 	        errno_name(ch).c_str());
 }
 
