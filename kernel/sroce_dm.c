@@ -13,8 +13,10 @@
  * The provider learns where to map the memory from a driver attribute of
  * UVERBS_METHOD_DM_ALLOC (SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET), as mlx5
  * reports its start offset. max_dm_size (SROCE_MAX_DM_SIZE) is what one
- * device hands out in all; allocations are counted in whole pages. rxe
- * has no device memory.
+ * device hands out in all; allocations are counted in whole pages, and a
+ * freed DM's pages are counted no more, though a process that still maps
+ * them keeps them (charged to its memory cgroup, as rings are) until it
+ * unmaps. rxe has no device memory.
  */
 #define UVERBS_MODULE_NAME sroce_ib
 #include <rdma/uverbs_named_ioctl.h>

@@ -284,6 +284,12 @@ err_free:
  * device memory (the core has checked that range and IB_ZERO_BASED). Its
  * page list points into the DM's pages, which stay as long as the region
  * does: the core frees no DM that a region uses. Nothing is pinned.
+ * @offset must be a multiple of 8: the responder checks that an atomic's
+ * iova is 8-byte aligned, and a user region's iova has its address's
+ * offset in the page, but a zero-based region's iova 0 sits at @offset in
+ * the DM, so an offset of 4092 would put the word across two pages that
+ * vmalloc need not have made neighbours (mlx5 asks for 8-byte alignment of
+ * device memory too).
  */
 struct ib_mr *sroce_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
@@ -298,9 +304,8 @@ struct ib_mr *sroce_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
 	u64 i;
 	int err;
 
-	if (attr->access_flags & ~SROCE_DM_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (end > dm->size >> PAGE_SHIFT)
+	if ((attr->access_flags & ~SROCE_DM_ACCESS) || (attr->offset & 7) ||
+	    end > dm->size >> PAGE_SHIFT)
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -556,7 +561,8 @@ static u64 *sroce_mr_word(struct sroce_mr *mr, u64 iova, void **va)
 	if (mr->kind == SROCE_MR_DMA)
 		return (u64 *)(uintptr_t)iova;
 	page = sroce_mr_page(mr, iova, &pgoff);
-	if (!page)
+	/* Never a word across two pages, whatever the region's layout. */
+	if (!page || (pgoff & 7))
 		return NULL;
 	*va = kmap_local_page(page);
 	return *va + pgoff;

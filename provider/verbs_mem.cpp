@@ -215,19 +215,25 @@ int dm_alloc_ioctl(ibv_context *ibctx, const ibv_alloc_dm_attr &attr, uint32_t *
 	return 0;
 }
 
-/* [offset, offset + length) inside @dm, in whole SROCE_DM_UNITs? */
-bool dm_range_ok(const Dm &dm, uint64_t offset, size_t length)
+/*
+ * [offset, offset + length) of @dm: 0, EINVAL when not in whole
+ * SROCE_DM_UNITs, EFAULT when not inside the DM (mlx5's errnos).
+ */
+int dm_range_check(const Dm &dm, uint64_t offset, size_t length)
 {
-	return !(offset % SROCE_DM_UNIT) && !(length % SROCE_DM_UNIT) && offset <= dm.length &&
-	       length <= dm.length - offset;
+	if ((offset % SROCE_DM_UNIT) || (length % SROCE_DM_UNIT))
+		return EINVAL;
+	if (offset > dm.length || length > dm.length - offset)
+		return EFAULT;
+	return 0;
 }
 
 int memcpy_to_dm(ibv_dm *ibdm, uint64_t dm_offset, const void *host_addr, size_t length)
 {
 	Dm *dm = to_dm(ibdm);
 
-	if (!dm_range_ok(*dm, dm_offset, length))
-		return EINVAL;
+	if (int err = dm_range_check(*dm, dm_offset, length))
+		return err;
 	memcpy(static_cast<uint8_t *>(dm->map) + dm_offset, host_addr, length);
 	return 0;
 }
@@ -236,8 +242,8 @@ int memcpy_from_dm(void *host_addr, ibv_dm *ibdm, uint64_t dm_offset, size_t len
 {
 	Dm *dm = to_dm(ibdm);
 
-	if (!dm_range_ok(*dm, dm_offset, length))
-		return EINVAL;
+	if (int err = dm_range_check(*dm, dm_offset, length))
+		return err;
 	memcpy(host_addr, static_cast<const uint8_t *>(dm->map) + dm_offset, length);
 	return 0;
 }

@@ -7,10 +7,12 @@
  *     max_dm_size, with a comp_mask bit: refused; the device hands out
  *     max_dm_size in all (ENOMEM past it) and takes back what is freed;
  *   - ibv_memcpy_to_dm / _from_dm: a pattern goes in and comes back;
- *     offsets and lengths not a multiple of 4, or past the end: EINVAL;
- *   - ibv_reg_dm_mr: without IBV_ACCESS_ZERO_BASED or past the end of the
- *     DM: EINVAL; with IBV_ACCESS_MW_BIND: EOPNOTSUPP; a region of 0 bytes
- *     registers;
+ *     offsets and lengths not a multiple of 4: EINVAL; past the end:
+ *     EFAULT (as mlx5);
+ *   - ibv_reg_dm_mr: without IBV_ACCESS_ZERO_BASED, past the end of the
+ *     DM, with IBV_ACCESS_MW_BIND, at an offset not a multiple of 8 (4,
+ *     4092: an atomic's word would cross a page): EINVAL; a region of 0
+ *     bytes registers;
  *   - traffic (zero-based addresses, every byte checked): a SEND from
  *     host memory lands in a receive on device memory; a SEND from device
  *     memory lands in host memory; RDMA WRITE into and RDMA READ out of
@@ -131,10 +133,10 @@ void DmRun::check_copies(ibv_dm *dm)
 	                "ibv_memcpy_to_dm at offset 2");
 	r_.expect_errno("copy.length", ibv_memcpy_from_dm(out.data(), dm, 4, 6), EINVAL,
 	                "ibv_memcpy_from_dm of 6 bytes");
-	r_.expect_errno("copy.past_end", ibv_memcpy_to_dm(dm, kDmLen - 4, in.data(), 8), EINVAL,
+	r_.expect_errno("copy.past_end", ibv_memcpy_to_dm(dm, kDmLen - 4, in.data(), 8), EFAULT,
 	                "ibv_memcpy_to_dm across the end");
 	r_.expect_errno("copy.far", ibv_memcpy_from_dm(out.data(), dm, uint64_t(1) << 62, 4),
-	                EINVAL, "ibv_memcpy_from_dm at offset 2^62");
+	                EFAULT, "ibv_memcpy_from_dm at offset 2^62");
 }
 
 void DmRun::check_reg(ibv_dm *dm)
@@ -152,12 +154,25 @@ void DmRun::check_reg(ibv_dm *dm)
 	if (mr)
 		ibv_dereg_mr(mr);
 	mr = ibv_reg_dm_mr(pd_.get(), dm, 0, 4096, zb | IBV_ACCESS_MW_BIND);
-	r_.expect_errno("reg.mw_bind", mr ? 0 : null_errno(), EOPNOTSUPP,
+	r_.expect_errno("reg.mw_bind", mr ? 0 : null_errno(), EINVAL,
 	                "ibv_reg_dm_mr with IBV_ACCESS_MW_BIND");
 	if (mr)
 		ibv_dereg_mr(mr);
-	MrPtr empty(ibv_reg_dm_mr(pd_.get(), dm, 100, 0, zb));
-	r_.check(empty != nullptr, "reg.empty", "a region of 0 bytes at offset 100 (%s)",
+	/*
+	 * A region's 8-byte words must be 8-byte words of the DM: one at
+	 * offset 4092 would put an atomic's word across two pages.
+	 */
+	for (uint64_t off : {uint64_t(4), uint64_t(4092)}) {
+		mr = ibv_reg_dm_mr(pd_.get(), dm, off, 64,
+		                   zb | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+		r_.expect_errno("reg.misaligned", mr ? 0 : null_errno(), EINVAL,
+		                off == 4 ? "ibv_reg_dm_mr at offset 4"
+		                         : "ibv_reg_dm_mr at offset 4092");
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+	MrPtr empty(ibv_reg_dm_mr(pd_.get(), dm, 104, 0, zb));
+	r_.check(empty != nullptr, "reg.empty", "a region of 0 bytes at offset 104 (%s)",
 	         empty ? "ok" : errno_name(errno).c_str());
 }
 
