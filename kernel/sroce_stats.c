@@ -104,7 +104,6 @@ struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-/* Bind @ibqp to @counter (under counter->lock, a mutex). */
 /*
  * An error NAK (AETH NAK code 1 and up) received (@sent false) or sent by
  * @qp: counted in err_naks_* and, for the codes of IBA 9.7.5.2.4 that a
@@ -135,6 +134,7 @@ void sroce_qp_count_err_nak(struct sroce_qp *qp, u8 code, bool sent)
 	sroce_qp_count(qp, kind, 1);
 }
 
+/* Bind @ibqp to @counter (under counter->lock, a mutex). */
 int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 {
 	struct sroce_dev *sdev = to_sdev(counter->device);

@@ -125,7 +125,6 @@ class SpinLock
 			pthread_spin_unlock(&lock_);
 	}
 	void single_thread() { shared_ = false; }
-	bool shared() const { return shared_; }
 
       private:
 	pthread_spinlock_t lock_;

@@ -85,8 +85,10 @@ ibv_cq_ex *create_cq_ex(ibv_context *ibctx, ibv_cq_init_attr_ex *attr)
 
 	if (err)
 		return fail<ibv_cq_ex>(err);
-	Pd *domain =
-	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? to_pd(attr->parent_domain) : nullptr;
+	/* check_cq_ex_attr() made sure it is a parent domain. */
+	Pd *domain = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+	                 ? parent_domain_of(attr->parent_domain)
+	                 : nullptr;
 	if (domain && domain->ibpd.context != ibctx)
 		return fail<ibv_cq_ex>(EINVAL);
 	DomainOwned<Cq> cq(domain_zalloc<Cq>(domain, kResCq));

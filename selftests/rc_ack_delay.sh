@@ -45,10 +45,11 @@ rig_log "cases tried again: $(grep -c 'once more on a fresh pair' "$INTEG_LOG")"
 [ "$RIG_DEV_TYPE" = sroce ] && [ "$RIG_PEER_DEV_TYPE" = sroce ] || exit 0
 param=/sys/module/sroce/parameters/ack_delay
 [ -w "$param" ] || rig_fail "no writable $param"
-trap 'echo 1 >"$param"' EXIT
+orig=$(cat "$param")
+trap 'echo "$orig" >"$param"' EXIT
 echo 0 >"$param"
 integ_run exchange-off 120 4 18626 exchange --timeout 10
-echo 1 >"$param"
+echo "$orig" >"$param"
 [ "$INTEG_RC" = 1 ] || rig_fail "exchange-off: sroce-integrity exited $INTEG_RC, want 1"
 grep -q '^sroce-integrity exchange: FAIL .*cases=4 failed=2 ' "$INTEG_LOG" ||
 	rig_fail "exchange-off: want 2 of 4 cases failed: $INTEG_SUMMARY"
