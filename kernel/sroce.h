@@ -171,6 +171,7 @@ struct sroce_dev {
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
 	atomic64_t dm_bytes;		/* device memory handed out (sroce_dm.c) */
+	atomic_t num_odp_mr;		/* ODP regions (sroce_odp.c) */
 	atomic_t num_ucontext;
 
 	struct sroce_fault fault;

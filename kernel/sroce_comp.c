@@ -439,7 +439,12 @@ static bool sroce_comp_place(struct sroce_qp *qp, struct sroce_swqe *s,
 	int err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data,
 				 s->w.num_sge, s->done, pb, len, SROCE_TO_MR);
 
-	if (err)
+	/*
+	 * -EAGAIN: an ODP page of the buffer was invalidated after the
+	 * requester faulted it in; the answer is dropped (its fault is
+	 * queued) and asked for again, as if it was lost.
+	 */
+	if (err && err != -EAGAIN)
 		sroce_sq_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
 				 IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	return !err;

@@ -281,6 +281,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
+	.advise_mr = sroce_advise_mr,
 	.reg_dm_mr = sroce_reg_dm_mr,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
@@ -317,6 +318,23 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_SRQ_RESIZE |
 			      SROCE_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
+		/*
+		 * sroce_odp.c: RC in full; UC and UD from ODP memory only
+		 * (a receive that misses a page is dropped: neither can ask
+		 * the sender to wait). No implicit ODP.
+		 */
+		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.per_transport_caps.rc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+		a->odp_caps.per_transport_caps.uc_odp_caps =
+			IB_ODP_SUPPORT_SEND;
+		a->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND;
+	}
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
 	a->max_sge_rd = SROCE_MAX_SGE_RD;
@@ -540,6 +558,9 @@ static int __init sroce_module_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
+	err = sroce_odp_wq_init();
+	if (err)
+		goto err_odp;
 	/* Received packets go to the receive dispatch (sroce_recv.c). */
 	sroce_net_init(sroce_rcv);
 	err = register_pernet_subsys(&sroce_net_ops);
@@ -557,6 +578,8 @@ err_pernet:
 	unregister_pernet_subsys(&sroce_net_ops);
 err_net:
 	sroce_net_exit();
+	sroce_odp_wq_exit();
+err_odp:
 	destroy_workqueue(sroce_wq);
 	return err;
 }
@@ -576,6 +599,7 @@ static void __exit sroce_module_exit(void)
 	sroce_unregister_devices(NULL);
 	unregister_pernet_subsys(&sroce_net_ops);
 	sroce_net_exit();
+	sroce_odp_wq_exit();
 	destroy_workqueue(sroce_wq);
 	sroce_debugfs_exit();
 	pr_info("sroce: unloaded\n");

@@ -14,6 +14,7 @@ enum sroce_mr_kind {
 	SROCE_MR_USER,		/* pinned user pages (ib_umem) */
 	SROCE_MR_FAST,		/* kernel fast registration (alloc_mr) */
 	SROCE_MR_DEVMEM,	/* device memory (reg_dm_mr), zero based */
+	SROCE_MR_ODP,		/* on-demand paging (sroce_odp.c) */
 };
 
 /*
@@ -64,6 +65,14 @@ struct sroce_mr {
 	u32 page_shift;		/* SROCE_MR_FAST: of the registered pages */
 	u32 first_off;		/* SROCE_MR_FAST: offset of iova in pages[0] */
 	atomic_t num_mw;	/* windows bound to it, or SROCE_MR_MW_CLOSED */
+	/* SROCE_MR_ODP (sroce_odp.c): */
+	struct ib_umem_odp *odp;
+	spinlock_t odp_lock;	/* data path against invalidation */
+	u64 inval_start;	/* user range being invalidated, under */
+	u64 inval_end;		/* odp_lock; start == end: none */
+	u64 bad_start;		/* the last fault that failed: the next */
+	u64 bad_end;		/* access there fails, once */
+	atomic_t faults;	/* fault work items queued */
 };
 
 /*
@@ -151,6 +160,56 @@ struct sroce_pktbuf {
 	u32 off;
 };
 
+static inline void sroce_pktbuf_copy(struct sroce_pktbuf *pb, void *mem,
+				     u32 n, enum sroce_copy_dir dir)
+{
+	if (dir == SROCE_TO_MR) {
+		if (pb->skb)
+			skb_copy_bits(pb->skb, pb->off, mem, n);
+		else
+			memcpy(mem, pb->buf + pb->off, n);
+	} else {
+		memcpy(pb->buf + pb->off, mem, n);
+	}
+	pb->off += n;
+}
+
+int sroce_mr_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write);
+
+/* An atomic on an aligned 8-byte word of a region (sroce_word_apply()). */
+struct sroce_word_op {
+	enum {
+		SROCE_WORD_CMP_SWAP,	/* IBA CmpSwap */
+		SROCE_WORD_FETCH_ADD,	/* IBA FetchAdd */
+		SROCE_WORD_STORE,	/* ATOMIC WRITE: a release store */
+	} kind;
+	u64 compare;
+	u64 value;		/* swap, add or store */
+	u64 orig;		/* out: the value before (not for STORE) */
+};
+
+/*
+ * Real atomic instructions, so that an atomic is atomic against the CPU
+ * and every other requester (IBA 9.4.5, IB_ATOMIC_HCA). The store is a
+ * release: the stores of every request before it (WRITEs, SENDs,
+ * atomics) are visible before the new value (IBA A19.4.2).
+ */
+static inline void sroce_word_apply(u64 *word, struct sroce_word_op *op)
+{
+	switch (op->kind) {
+	case SROCE_WORD_CMP_SWAP:
+		op->orig = cmpxchg64(word, op->compare, op->value);
+		break;
+	case SROCE_WORD_FETCH_ADD:
+		op->orig = atomic64_fetch_add(op->value, (atomic64_t *)word);
+		break;
+	case SROCE_WORD_STORE:
+		/* Release: the responder's earlier stores come first. */
+		smp_store_release(word, op->value);
+		break;
+	}
+}
+
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
 int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
@@ -161,5 +220,33 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
 		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir);
+int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
+		    u32 num_sge);
+
+/*
+ * On-demand paging (sroce_odp.c). The copies above return -EAGAIN when a
+ * page of an ODP region is not mapped: the caller asks for the fault with
+ * sroce_odp_fault() (work item, process context) and tries again later;
+ * the QP it names is kicked once the fault is done.
+ */
+struct ib_umem_odp;
+int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
+		   u64 length, int access);
+int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		       bool write);
+int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
+		       bool fault);
+int sroce_odp_wq_init(void);
+void sroce_odp_wq_exit(void);
+int sroce_odp_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
+		   u32 len, enum sroce_copy_dir dir);
+struct sroce_word_op;
+int sroce_odp_word(struct sroce_mr *mr, u64 iova, struct sroce_word_op *op);
+int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write);
+void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 want,
+		     bool write, struct sroce_qp *qp);
+int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
 
 #endif /* SROCE_MEM_H */

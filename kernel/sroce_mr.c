@@ -226,7 +226,8 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 #define SROCE_USER_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			   IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING | \
-			   SROCE_ACCESS_FLUSH_GLOBAL)
+			   SROCE_ACCESS_FLUSH_GLOBAL | IB_ACCESS_ON_DEMAND | \
+			   IB_ACCESS_HUGETLB)
 
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -246,16 +247,22 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	umem = ib_umem_get(pd->device, start, length, access);
-	if (IS_ERR(umem)) {
-		err = PTR_ERR(umem);
-		goto err_free;
+	if (access & IB_ACCESS_ON_DEMAND) {
+		err = sroce_odp_init(mr, pd->device, start, length, access);
+		if (err)
+			goto err_free;
+	} else {
+		umem = ib_umem_get(pd->device, start, length, access);
+		if (IS_ERR(umem)) {
+			err = PTR_ERR(umem);
+			goto err_free;
+		}
+		mr->umem = umem;
+		err = sroce_mr_collect_pages(mr);
+		if (err)
+			goto err_umem;
+		mr->kind = SROCE_MR_USER;
 	}
-	mr->umem = umem;
-	err = sroce_mr_collect_pages(mr);
-	if (err)
-		goto err_umem;
-	mr->kind = SROCE_MR_USER;
 	mr->state = SROCE_MR_VALID;
 	mr->iova = iova;
 	mr->length = length;
@@ -267,8 +274,10 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err_umem:
+	if (mr->kind == SROCE_MR_ODP)
+		atomic_dec(&sdev->num_odp_mr);
 	kvfree(mr->upages);
-	ib_umem_release(umem);
+	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -447,6 +456,8 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 
 	sroce_mr_remove(sdev, mr);
+	if (mr->kind == SROCE_MR_ODP)
+		atomic_dec(&sdev->num_odp_mr);
 	ib_umem_release(mr->umem);
 	kvfree(mr->upages);
 	kfree(mr->pages);
@@ -478,20 +489,6 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 	return 0;
 }
 
-static void sroce_pktbuf_copy(struct sroce_pktbuf *pb, void *mem, u32 n,
-			      enum sroce_copy_dir dir)
-{
-	if (dir == SROCE_TO_MR) {
-		if (pb->skb)
-			skb_copy_bits(pb->skb, pb->off, mem, n);
-		else
-			memcpy(mem, pb->buf + pb->off, n);
-	} else {
-		memcpy(pb->buf + pb->off, mem, n);
-	}
-	pb->off += n;
-}
-
 /* Page and in-page offset of byte @iova of a user or fast-reg MR. */
 static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova, u32 *pgoff)
 {
@@ -520,7 +517,8 @@ static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova, u32 *pgoff)
 
 /*
  * Copy @len bytes between @mr at @iova and the packet buffer. The caller
- * has checked bounds and access with sroce_mr_check().
+ * has checked bounds and access with sroce_mr_check(). -EAGAIN: a page of
+ * an ODP region is not mapped (sroce_odp.c).
  */
 int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		  u32 len, enum sroce_copy_dir dir)
@@ -533,6 +531,8 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		sroce_pktbuf_copy(pb, (void *)(uintptr_t)iova, len, dir);
 		return 0;
 	}
+	if (mr->kind == SROCE_MR_ODP)
+		return sroce_odp_copy(mr, iova, pb, len, dir);
 	while (len) {
 		page = sroce_mr_page(mr, iova, &pgoff);
 		if (!page)
@@ -568,26 +568,38 @@ static u64 *sroce_mr_word(struct sroce_mr *mr, u64 iova, void **va)
 	return *va + pgoff;
 }
 
-/*
- * Execute an IBA atomic on the 8-byte word at @iova with a real atomic
- * instruction, so that it is atomic against the CPU and every other
- * requester (IBA 9.4.5, IB_ATOMIC_HCA). @iova is 8-byte aligned.
- */
-int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
-		    u64 swap_add, u64 *orig)
+/* Apply @op to the word at @iova of @mr: 0, -EFAULT or (ODP) -EAGAIN. */
+static int sroce_mr_word_op(struct sroce_mr *mr, u64 iova,
+			    struct sroce_word_op *op)
 {
 	void *va;
-	u64 *word = sroce_mr_word(mr, iova, &va);
+	u64 *word;
 
+	if (mr->kind == SROCE_MR_ODP)
+		return sroce_odp_word(mr, iova, op);
+	word = sroce_mr_word(mr, iova, &va);
 	if (!word)
 		return -EFAULT;
-	if (cmp_swap)
-		*orig = cmpxchg64(word, compare, swap_add);
-	else
-		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)word);
+	sroce_word_apply(word, op);
 	if (va)
 		kunmap_local(va);
 	return 0;
+}
+
+/* Execute an IBA atomic on the 8-byte aligned word at @iova. */
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		    u64 swap_add, u64 *orig)
+{
+	struct sroce_word_op op = {
+		.kind = cmp_swap ? SROCE_WORD_CMP_SWAP : SROCE_WORD_FETCH_ADD,
+		.compare = compare,
+		.value = swap_add,
+	};
+	int err = sroce_mr_word_op(mr, iova, &op);
+
+	if (!err)
+		*orig = op.orig;
+	return err;
 }
 
 /*
@@ -597,65 +609,21 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
  */
 int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value)
 {
-	void *va;
-	u64 *word = sroce_mr_word(mr, iova, &va);
+	struct sroce_word_op op = {
+		.kind = SROCE_WORD_STORE,
+		.value = value,
+	};
 
-	if (!word)
-		return -EFAULT;
-	/*
-	 * Release: the stores of every request before this one (WRITEs,
-	 * SENDs, atomics) are visible before the new value (IBA A19.4.2).
-	 */
-	smp_store_release(word, value);
-	if (va)
-		kunmap_local(va);
-	return 0;
+	return sroce_mr_word_op(mr, iova, &op);
 }
 
 /*
- * Copy @len bytes between a WQE's SGE list, starting @offset bytes into
- * it, and the packet buffer. Every key is looked up and checked against
- * the QP's PD, the SGE's own bounds and, for writes into local memory,
- * IB_ACCESS_LOCAL_WRITE. Returns -ENOSPC when the SGEs are too short
- * (LOC_LEN_ERR) and -EACCES/-EFAULT on a bad key (LOC_PROT_ERR). @offset
- * is 64-bit: up to 32 SGEs of up to 4 GiB each add up to more than a u32
- * holds.
+ * 0 if [iova, iova + len) of @mr can be accessed without a fault (always,
+ * but for an ODP region); else -EAGAIN, or -EFAULT where a fault failed.
  */
-int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
-		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
-		   enum sroce_copy_dir dir)
+int sroce_mr_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 {
-	int access = dir == SROCE_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
-	struct sroce_mr *mr;
-	u32 i, n;
-	int err;
-
-	for (i = 0; i < num_sge && len; i++) {
-		if (offset >= sge[i].length) {
-			offset -= sge[i].length;
-			continue;
-		}
-		n = min_t(u64, len, sge[i].length - offset);
-		if (!qp->is_user && sge[i].lkey == qp->sdev->ibdev.local_dma_lkey) {
-			/* Kernel consumers: the address is a kernel address. */
-			sroce_pktbuf_copy(pb, (void *)(uintptr_t)(sge[i].addr +
-								  offset),
-					  n, dir);
-		} else {
-			mr = sroce_mr_get(qp->sdev, sge[i].lkey);
-			if (!mr)
-				return -EACCES;
-			err = sroce_mr_check(mr, qp->ibqp.pd, sge[i].addr,
-					     sge[i].length, access);
-			if (!err)
-				err = sroce_mr_copy(mr, sge[i].addr + offset,
-						    pb, n, dir);
-			sroce_mr_put(mr);
-			if (err)
-				return err;
-		}
-		len -= n;
-		offset = 0;
-	}
-	return len ? -ENOSPC : 0;
+	if (mr->kind != SROCE_MR_ODP)
+		return 0;
+	return sroce_odp_ready(mr, iova, len, write);
 }

@@ -132,6 +132,7 @@ struct sroce_resp {
 	bool in_send;		/* a multi-packet SEND is in progress */
 	bool in_write;		/* a multi-packet WRITE is in progress */
 	bool have_wqe;
+	bool odp_wait;		/* answers wait for an ODP fault's kick */
 	bool nak_sent;		/* one sequence NAK per gap... */
 	u32 oos_max;		/* ...highest PSN dropped behind it */
 	unsigned long nak_at;	/* jiffies when it (or its repeat) was sent */

@@ -378,7 +378,14 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, const struct ib_qp_attr *a,
 				    IB_ACCESS_REMOTE_ATOMIC |
 				    SROCE_ACCESS_FLUSH_GLOBAL |
 				    SROCE_ACCESS_FLUSH_PERSISTENT |
-				    IB_ACCESS_LOCAL_WRITE)))
+				    IB_ACCESS_LOCAL_WRITE |
+				    /*
+				     * A region's flag, meaningless for a QP;
+				     * rdma-core's ODP tests pass a region's
+				     * flags to the QP, and mlx5 and rxe take
+				     * them.
+				     */
+				    IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	return 0;
 }

@@ -379,7 +379,9 @@ static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
 				     s->w.num_sge, off, &pb, n, SROCE_FROM_MR);
 		if (err) {
 			kfree_skb(skb);
-			*status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+			/* -EAGAIN: an ODP page is faulted in; we come back. */
+			*status = err == -EAGAIN ? -ENOMEM :
+				  err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 						   IB_WC_LOC_PROT_ERR;
 			return NULL;
 		}
@@ -598,6 +600,18 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 					return false;
 				(*budget)--;
 				continue;
+			}
+			/*
+			 * The buffers a READ's or an atomic's answer lands in
+			 * are faulted in first, where they are ODP memory: the
+			 * completer, in softirq, could only drop the answer.
+			 */
+			if ((s->kind == SROCE_SWQE_READ ||
+			     s->kind == SROCE_SWQE_ATOMIC) && qp->is_user &&
+			    sroce_sgl_ready(qp, (struct sroce_sge *)s->w.data,
+					    s->w.num_sge)) {
+				qp->req.nomem = true;
+				return false;
 			}
 			sroce_req_start(qp, s);
 			qp->req.fetched = true;

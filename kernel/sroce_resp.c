@@ -174,22 +174,33 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
  * a region deregistered meanwhile is not touched (it fails, and is NAKed
  * in its turn).
  */
-static void sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
+static int sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
 {
 	struct sroce_mr *mr;
 	int err = -EACCES;
 
 	if (res->executed)
-		return;
+		return 0;
 	mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (mr) {
 		err = sroce_mr_atomic(mr, res->va, res->cmp_swap, res->compare,
 				      res->swap_add, &res->orig);
+		/*
+		 * An ODP page invalidated since the request was accepted
+		 * (which faulted it in): not executed yet; the fault kicks
+		 * the QP.
+		 */
+		if (err == -EAGAIN)
+			sroce_odp_fault(mr, res->va, sizeof(u64), sizeof(u64),
+					true, qp);
 		sroce_mr_put(mr);
+		if (err == -EAGAIN)
+			return err;
 	}
 	res->executed = true;
 	res->failed = err != 0;
+	return 0;
 }
 
 /*
@@ -203,7 +214,7 @@ static void sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
  * may read the atomics' results: the IBA lets a later request overtake an
  * earlier READ unless the requester fences it (IBA 10.8.3.3).
  */
-static void sroce_resp_atomics_now(struct sroce_qp *qp)
+static int sroce_resp_atomics_now(struct sroce_qp *qp)
 {
 	struct sroce_resp *rs = &qp->resp;
 	struct sroce_res *res;
@@ -211,9 +222,10 @@ static void sroce_resp_atomics_now(struct sroce_qp *qp)
 
 	for (i = rs->res_pending; i > 0; i--) {
 		res = &rs->res[(rs->res_head + rs->res_n - i) % rs->res_n];
-		if (res->atomic)
-			sroce_resp_exec_atomic(qp, res);
+		if (res->atomic && sroce_resp_exec_atomic(qp, res))
+			return -EAGAIN;
 	}
+	return 0;
 }
 
 static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
@@ -233,6 +245,13 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 		return SROCE_RESP_NAK_OP;
 	if (!(flags & SROCE_OPF_LAST) && pkt->payload_len != sroce_qp_mtu(qp))
 		return SROCE_RESP_NAK_INV;
+	/*
+	 * Remote invalidate comes after the atomics accepted before it
+	 * (below); one that waits for an ODP fault holds this packet back
+	 * (RNR NAK) before anything of it is placed.
+	 */
+	if ((flags & SROCE_OPF_IETH) && sroce_resp_atomics_now(qp))
+		return SROCE_RESP_RNR;
 
 	/*
 	 * A message is at most 2^31 bytes (IBA 9.4.3, max_msg_sz), whatever
@@ -242,6 +261,9 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	err = pkt->payload_len > SROCE_MAX_MSG_SIZE - r->offset ? -ENOSPC :
 	      sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
 			     pkt->payload_len, SROCE_TO_MR);
+	/* An ODP page is faulted in: the packet comes again (RNR NAK). */
+	if (err == -EAGAIN)
+		return SROCE_RESP_RNR;
 	if (err) {
 		sroce_resp_complete_err(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 					IB_WC_LOC_PROT_ERR);
@@ -261,9 +283,8 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	} else if (flags & SROCE_OPF_IETH) {
 		/*
 		 * Remote invalidate (IBA 9.4.1.1.5), before the completion,
-		 * after the atomics accepted before it.
+		 * after the atomics accepted before it (executed above).
 		 */
-		sroce_resp_atomics_now(qp);
 		if (sroce_key_invalidate(qp, pkt->ieth_rkey)) {
 			/* As rdma_rxe: the receive fails with the QP. */
 			sroce_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
@@ -324,7 +345,17 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 			return SROCE_RESP_NAK_ACC;
 		err = sroce_mr_copy(mr, rs->write_va, &pb, pkt->payload_len,
 				    SROCE_TO_MR);
+		/*
+		 * An ODP page is not mapped: fault the rest of the WRITE in
+		 * and have this packet sent again after an RNR NAK, as ODP
+		 * hardware does.
+		 */
+		if (err == -EAGAIN)
+			sroce_odp_fault(mr, rs->write_va, pkt->payload_len,
+					rs->write_left, true, NULL);
 		sroce_mr_put(mr);
+		if (err == -EAGAIN)
+			return SROCE_RESP_RNR;
 		if (err)
 			return SROCE_RESP_NAK_ACC;
 		rs->write_va += pkt->payload_len;
@@ -581,6 +612,7 @@ static bool sroce_resp_build_read(struct sroce_qp *qp,
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
 	bool first, last;
+	int err;
 
 	n = min(mtu, res->length - res->sent);
 	first = res->sent == 0;
@@ -601,16 +633,24 @@ static bool sroce_resp_build_read(struct sroce_qp *qp,
 		pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
 		mr = sroce_resp_mr(qp, res->rkey, res->va + res->sent, n,
 				   IB_ACCESS_REMOTE_READ);
-		if (!mr || sroce_mr_copy(mr, res->va + res->sent, &pb, n,
-					 SROCE_FROM_MR)) {
-			/* Deregistered while being read. */
-			if (mr)
-				sroce_mr_put(mr);
+		err = mr ? sroce_mr_copy(mr, res->va + res->sent, &pb, n,
+					 SROCE_FROM_MR) : -EACCES;
+		if (err == -EAGAIN) {
+			/* ODP: the rest waits for the fault, which kicks. */
+			sroce_odp_fault(mr, res->va + res->sent, n,
+					res->length - res->sent, false, qp);
+			qp->resp.odp_wait = true;
+		}
+		if (mr)
+			sroce_mr_put(mr);
+		if (err) {
 			kfree_skb(skb);
-			sroce_resp_res_failed(qp, out, pkt.psn, res->msn);
+			/* Else deregistered while being read. */
+			if (err != -EAGAIN)
+				sroce_resp_res_failed(qp, out, pkt.psn,
+						      res->msn);
 			return false;
 		}
-		sroce_mr_put(mr);
 	}
 	__skb_queue_tail(out, skb);
 	res->sent += n;
@@ -648,7 +688,10 @@ static bool sroce_resp_build_atomic(struct sroce_qp *qp,
 				    struct sk_buff_head *out,
 				    struct sroce_res *res)
 {
-	sroce_resp_exec_atomic(qp, res);
+	if (sroce_resp_exec_atomic(qp, res)) {
+		qp->resp.odp_wait = true;
+		return false;
+	}
 	if (res->failed) {
 		sroce_resp_res_failed(qp, out, res->first_psn, res->msn);
 		return false;
@@ -729,7 +772,7 @@ static enum sroce_resp_result sroce_resp_queue(struct sroce_qp *qp,
 	rs->msn = sroce_psn_add(rs->msn, 1);
 	res->msn = rs->msn;
 	sroce_resp_build(qp, out, SROCE_READ_BURST);
-	if (sroce_resp_busy(qp))
+	if (sroce_resp_busy(qp) && !rs->odp_wait)
 		sroce_qp_kick(qp);
 	return SROCE_RESP_ANSWERED;
 }
@@ -790,6 +833,16 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return SROCE_RESP_NAK_ACC;
+	/*
+	 * ODP: the word is faulted in before the atomic is accepted (an RNR
+	 * NAK meanwhile), so that its turn rarely has to wait for it.
+	 */
+	if (sroce_mr_ready(mr, a->va, sizeof(u64), true) == -EAGAIN) {
+		sroce_odp_fault(mr, a->va, sizeof(u64), sizeof(u64), true,
+				NULL);
+		sroce_mr_put(mr);
+		return SROCE_RESP_RNR;
+	}
 	sroce_mr_put(mr);
 	if (!sroce_resp_res_next(qp))
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
@@ -853,9 +906,15 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	}
 	/* Release: the earlier atomics' results are visible first. */
-	sroce_resp_atomics_now(qp);
-	err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
+	err = sroce_resp_atomics_now(qp);
+	if (!err)
+		err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
+	if (err == -EAGAIN)
+		sroce_odp_fault(mr, pkt->reth.va, sizeof(u64), sizeof(u64),
+				true, NULL);
 	sroce_mr_put(mr);
+	if (err == -EAGAIN)
+		return SROCE_RESP_RNR;	/* an ODP page is faulted in */
 	if (err)
 		return SROCE_RESP_NAK_ACC;
 	return sroce_resp_empty_read(qp, pkt, out);
@@ -970,7 +1029,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			res->sent = off;
 			rs->replay = res;
 			sroce_resp_build(qp, out, SROCE_READ_BURST);
-			if (sroce_resp_busy(qp))
+			if (sroce_resp_busy(qp) && !rs->odp_wait)
 				sroce_qp_kick(qp);
 		}
 		return;
@@ -1109,9 +1168,14 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_dack_send(qp, out);
 	}
 	if (!rc && r != SROCE_RESP_OK) {
-		/* UC never answers: drop and wait for the next message. */
+		/*
+		 * UC never answers: drop and wait for the next message,
+		 * which starts its receive WQE again (as after a gap).
+		 */
 		rs->in_send = false;
 		rs->in_write = false;
+		if (rs->have_wqe)
+			rs->rwqe.offset = 0;
 		rs->epsn = sroce_psn_add(pkt->psn, 1);
 		return;
 	}
@@ -1181,6 +1245,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!err)
 		err = sroce_sgl_copy(qp, r->sge, r->num_sge, SROCE_GRH_BYTES,
 				     &pb, pkt->payload_len, SROCE_TO_MR);
+	if (err == -EAGAIN) {
+		/* ODP: dropped, the WQE kept for the next datagram. */
+		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_NO_MEM), 1);
+		return;
+	}
 	if (err) {
 		cqe.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 					      IB_WC_LOC_PROT_ERR;
@@ -1305,9 +1374,12 @@ void sroce_resp_run(struct sroce_qp *qp)
 
 	__skb_queue_head_init(&out);
 	spin_lock_bh(&qp->resp_lock);
+	/* Any kick may be the ODP fault's: try again. */
+	qp->resp.odp_wait = false;
 	if (sroce_resp_state_ok(qp))
 		sroce_resp_build(qp, &out, SROCE_READ_BURST);
-	more = sroce_resp_busy(qp) && sroce_resp_state_ok(qp);
+	more = sroce_resp_busy(qp) && sroce_resp_state_ok(qp) &&
+	       !qp->resp.odp_wait;
 	send = sroce_resp_tx_claim(qp, &out);
 	spin_unlock_bh(&qp->resp_lock);
 	if (send)

@@ -10,6 +10,8 @@
  */
 #include <rdma/restrack.h>
 
+#include <rdma/ib_umem_odp.h>
+
 #include "sroce_verbs.h"
 #include "sroce_qp.h"
 #include "sroce_cq.h"
@@ -256,6 +258,7 @@ static const char *const sroce_mr_kinds[] = {
 	[SROCE_MR_USER] = "user",
 	[SROCE_MR_FAST] = "fast",
 	[SROCE_MR_DEVMEM] = "device memory",
+	[SROCE_MR_ODP] = "on-demand",
 };
 
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
@@ -268,6 +271,10 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	switch (mr->kind) {
 	case SROCE_MR_USER:
 		sroce_res_add(v, &n, "pages_pinned", mr->nupages);
+		break;
+	case SROCE_MR_ODP:
+		/* Mapped now, none pinned; read without the umem's mutex. */
+		sroce_res_add(v, &n, "pages_mapped", READ_ONCE(mr->odp->npages));
 		break;
 	case SROCE_MR_FAST:
 		sroce_res_add(v, &n, "pages", READ_ONCE(mr->npages));

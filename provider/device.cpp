@@ -56,6 +56,7 @@ constexpr verbs_context_ops make_context_ops()
 {
 	verbs_context_ops ops{};
 
+	ops.advise_mr = ibv_cmd_advise_mr; /* ODP prefetch: the kernel's */
 	ops.alloc_dm = alloc_dm;
 	ops.alloc_mw = alloc_mw;
 	ops.alloc_parent_domain = alloc_parent_domain;

@@ -389,6 +389,8 @@ int ibv_cmd_rereg_mr(verbs_mr *vmr, uint32_t flags, void *addr, size_t length, u
                      int access, ibv_pd *pd, struct ibv_rereg_mr *cmd, size_t cmd_sz,
                      ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
+int ibv_cmd_advise_mr(ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+                      ibv_sge *sg_list, uint32_t num_sge);
 /* @link: driver attributes chained to the command; we pass none. */
 struct ibv_command_buffer;
 int ibv_cmd_free_dm(verbs_dm *dm);

@@ -25,6 +25,7 @@ int cmd_ring(int argc, char **argv);
 int cmd_cqex(int argc, char **argv);
 int cmd_domains(int argc, char **argv);
 int cmd_dm(int argc, char **argv);
+int cmd_odp(int argc, char **argv);
 int cmd_isolation(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_msgsize(int argc, char **argv);

@@ -32,6 +32,8 @@ static const char usage_text[] =
     "      extended CQ completion timestamps, raw and wall clock (loopback)\n"
     "  dm DEV [--gid-index I]\n"
     "      device memory: allocation, copies, regions, traffic (loopback)\n"
+    "  odp DEV [--gid-index I]\n"
+    "      on-demand paging: first touches, pages taken away, churn, advise (loopback)\n"
     "  domains DEV [--gid-index I]\n"
     "      thread and parent domains: errors, allocators, traffic (loopback)\n"
     "  ring DEV [--gid-index I]\n"
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
 	    {"cqex", vc::cmd_cqex},
 	    {"domains", vc::cmd_domains},
 	    {"dm", vc::cmd_dm},
+	    {"odp", vc::cmd_odp},
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# On-demand paging ("sroce-verbs-check odp", one device, loopback RC
+# pairs, every byte checked): odp_caps; a 64 MiB ODP region over untouched
+# memory registers without faulting anything in; first touches by the
+# device (WRITE, READ, SEND and receive, READ and atomic results into ODP
+# memory, atomics on it); pages taken away between operations
+# (MADV_DONTNEED, munmap and a new mapping: the device sees the new pages,
+# never the old, and the resident memory drops while the region is
+# registered); pages taken away during WRITE/READ/fetch-and-add traffic
+# (a thread forks and discards pages); unmapped memory gives
+# IBV_WC_REM_ACCESS_ERR and IBV_WC_LOC_PROT_ERR; ibv_advise_mr's advices
+# and errors. Then the device's regions are back to what they were.
+# timeout: 240
+. "$(dirname "$0")/lib/guest.sh"
+. "$(dirname "$0")/sroce_ctrl_lib.sh"
+
+ctrl_init
+mrs() { rdma resource show mr 2>/dev/null | grep -c "dev $CTRL_DEV "; }
+# The device's counter NAME (rdma statistic show link DEV/1).
+stat() {
+	rdma statistic show link "$CTRL_DEV/1" 2>/dev/null |
+		awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
+}
+mrs_before=$(mrs)
+rnr_before=$(stat rnr_naks_sent)
+log=$RIG_TEST_OUT/odp.log
+rc=0
+rig_run 200 "$CTRL_VC" odp "$CTRL_DEV" >"$log" 2>&1 || rc=$?
+sed 's/^/    /' "$log"
+grep -q '^summary:' "$log" || rig_fail "no summary line from sroce-verbs-check odp"
+[ "$rc" = 0 ] || rig_fail "sroce-verbs-check odp exited $rc: $(grep -m1 '^FAIL' "$log")"
+# The responder's faults answer with RNR NAKs: the path was taken.
+rnr=$(($(stat rnr_naks_sent) - rnr_before))
+[ "$rnr" -gt 0 ] || rig_fail "no RNR NAK sent: the responder never waited for a page"
+rig_log "PASS: rnr_naks_sent +$rnr (responder page faults)"
+mrs_after=$(mrs)
+[ "$mrs_after" = "$mrs_before" ] ||
+	rig_fail "regions of $CTRL_DEV: $mrs_before before, $mrs_after after"
+rig_log "PASS: regions of $CTRL_DEV back to $mrs_before"

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce-verbs-check odp DEV [--gid-index I]: on-demand paging
+ * (IBV_ACCESS_ON_DEMAND, ibv_advise_mr(3)) over loopback RC pairs. Every
+ * byte that moves is checked.
+ *
+ *   - odp_caps: ODP for RC (send, receive, write, read, atomics, SRQ
+ *     receive), UD and UC sends; no implicit ODP, and its registration
+ *     (address 0, length SIZE_MAX) is refused;
+ *   - a 64 MiB ODP region over memory never touched registers without
+ *     faulting anything in (the process's resident memory does not grow);
+ *   - first touches by the device, each in a page nobody touched yet:
+ *     RDMA WRITE into it (the responder faults: RNR NAK, then again),
+ *     RDMA READ out of it, SEND into a receive on it, SEND out of it (the
+ *     requester faults), READ into it and an atomic result into it (the
+ *     requester faults before it starts the WQE), fetch-and-add and
+ *     compare-and-swap on a word of it;
+ *   - pages taken away between operations: after MADV_DONTNEED the CPU
+ *     reads zeros, and so must an RDMA READ (the device must not keep the
+ *     old page); a WRITE after it lands where the CPU sees it; the same
+ *     after munmap and a new mapping at the same address; the resident
+ *     memory drops by the range while the region stays registered
+ *     (nothing pinned);
+ *   - pages taken away during traffic: one thread forks (write-protecting
+ *     every page: an invalidation of the whole region that keeps the
+ *     data) and discards pages at the far end of the region, while RDMA
+ *     WRITEs and READs and fetch-and-adds hit its first part and every
+ *     result is checked;
+ *   - the range unmapped for good: a WRITE into it fails with
+ *     IBV_WC_REM_ACCESS_ERR, a SEND out of it with IBV_WC_LOC_PROT_ERR;
+ *   - ibv_advise_mr: PREFETCH_WRITE with IBV_ADVISE_MR_FLAG_FLUSH faults
+ *     the range in (resident memory grows by it), PREFETCH and
+ *     PREFETCH_NO_FAULT succeed; a region that is not ODP and a bad lkey
+ *     are EINVAL, a range past the region EFAULT.
+ */
+#include "commands.h"
+#include "report.h"
+#include "verbs_util.h"
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace vc
+{
+namespace
+{
+
+constexpr size_t kMiB = 1024 * 1024;
+constexpr size_t kRegion = 64 * kMiB;
+constexpr uint32_t kMsg = 64 * 1024;
+constexpr int kTimeoutMs = 20000;
+constexpr unsigned kQpAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+constexpr unsigned kOdpAccess = kQpAccess | IBV_ACCESS_ON_DEMAND;
+
+uint8_t pattern(uint32_t seed, uint32_t j)
+{
+	return uint8_t(seed * 31 + j * 13 + (j >> 10));
+}
+
+void fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t j = 0; j < len; j++)
+		p[j] = pattern(seed, j);
+}
+
+bool same(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t j = 0; j < len; j++)
+		if (p[j] != pattern(seed, j))
+			return false;
+	return true;
+}
+
+bool zeros(const uint8_t *p, uint32_t len)
+{
+	for (uint32_t j = 0; j < len; j++)
+		if (p[j])
+			return false;
+	return true;
+}
+
+/* Resident memory of this process in KiB (/proc/self/statm). */
+long rss_kib()
+{
+	long size = 0, res = 0;
+	FILE *f = std::fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (std::fscanf(f, "%ld %ld", &size, &res) != 2)
+		res = -1;
+	std::fclose(f);
+	return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+struct Map {
+	uint8_t *p = nullptr;
+	size_t len = 0;
+	Map(const Map &) = delete;
+	Map &operator=(const Map &) = delete;
+	explicit Map(size_t n) : len(n)
+	{
+		void *m =
+		    mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
+	}
+	~Map()
+	{
+		if (p)
+			munmap(p, len);
+	}
+};
+
+/* An RC pair on one CQ; a, the requester, b the responder. */
+struct Pair {
+	QpPtr a, b;
+};
+
+class OdpRun
+{
+      public:
+	OdpRun(ibv_context *ctx, const GidChoice &gid) : ctx_(ctx), gid_(gid), r_("odp") {}
+	int run();
+
+      private:
+	bool caps();
+	bool make_pair(Pair *p);
+	int post(ibv_qp *qp, ibv_wr_opcode op, uint64_t laddr, uint32_t len, uint32_t lkey,
+	         uint64_t raddr = 0, uint32_t rkey = 0, uint64_t add = 0, uint64_t swap = 0);
+	int post_recv(ibv_qp *qp, uint64_t addr, uint32_t len, uint32_t lkey);
+	/* Waits for @want completions; their statuses in @st (first one wrong: returned). */
+	int wait(int want, ibv_wc_status *first_bad);
+	bool op(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uint32_t lkey,
+	        uint64_t raddr = 0, uint32_t rkey = 0, uint64_t add = 0, uint64_t swap = 0);
+	void first_touch(Pair &p);
+	void taken_away(Pair &p);
+	void under_traffic(Pair &p);
+	void unmapped();
+	void uc_drop();
+	void advise();
+
+	ibv_context *ctx_;
+	GidChoice gid_;
+	Report r_;
+	PdPtr pd_;
+	CqPtr cq_;
+	std::vector<uint8_t> host_;
+	MrPtr hmr_;
+	uint8_t *odp_ = nullptr; /* the ODP region's memory (kRegion bytes) */
+	MrPtr omr_;
+};
+
+bool OdpRun::caps()
+{
+	ibv_device_attr_ex dx{};
+	const uint32_t rc_want = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	                         IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+	                         IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+
+	if (!r_.expect_ok("query", ibv_query_device_ex(ctx_, nullptr, &dx), "ibv_query_device_ex"))
+		return false;
+	const ibv_odp_caps &o = dx.odp_caps;
+	bool ok = (o.general_caps & IBV_ODP_SUPPORT) &&
+	          !(o.general_caps & IBV_ODP_SUPPORT_IMPLICIT) &&
+	          o.per_transport_caps.rc_odp_caps == rc_want &&
+	          o.per_transport_caps.ud_odp_caps == IBV_ODP_SUPPORT_SEND &&
+	          o.per_transport_caps.uc_odp_caps == IBV_ODP_SUPPORT_SEND;
+	return r_.check(ok, "caps", "odp_caps general %#" PRIx64 " rc %#x uc %#x ud %#x",
+	                uint64_t(o.general_caps), o.per_transport_caps.rc_odp_caps,
+	                o.per_transport_caps.uc_odp_caps, o.per_transport_caps.ud_odp_caps);
+}
+
+/*
+ * @qp to RTS towards @dest, with rnr_retry 7 (no limit): a page fault
+ * answers with RNR NAKs, and a page taken away again before the retry
+ * (the churn below) costs another; ODP users set it so on hardware too.
+ */
+bool connect(ibv_qp *qp, const GidChoice &gid, uint32_t dest)
+{
+	QpTransition init = to_init(IBV_QPT_RC, kQpAccess);
+	QpTransition rtr = to_rtr(IBV_QPT_RC, gid, dest);
+	QpTransition rts = to_rts(IBV_QPT_RC);
+
+	rts.attr.rnr_retry = 7;
+	rts.attr.sq_psn = kRqPsn; /* what the peer's to_rtr() expects */
+	return !ibv_modify_qp(qp, &init.attr, init.mask) &&
+	       !ibv_modify_qp(qp, &rtr.attr, rtr.mask) && !ibv_modify_qp(qp, &rts.attr, rts.mask);
+}
+
+bool OdpRun::make_pair(Pair *p)
+{
+	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 16, 16);
+
+	p->a.reset(ibv_create_qp(pd_.get(), &ia));
+	p->b.reset(p->a ? ibv_create_qp(pd_.get(), &ia) : nullptr);
+	return p->b && connect(p->a.get(), gid_, p->b->qp_num) &&
+	       connect(p->b.get(), gid_, p->a->qp_num);
+}
+
+int OdpRun::post(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uint32_t lkey,
+                 uint64_t raddr, uint32_t rkey, uint64_t add, uint64_t swap)
+{
+	ibv_sge s{laddr, len, lkey};
+	ibv_send_wr w{}, *bad = nullptr;
+
+	w.wr_id = opc;
+	w.sg_list = &s;
+	w.num_sge = 1;
+	w.opcode = opc;
+	w.send_flags = IBV_SEND_SIGNALED;
+	if (opc == IBV_WR_ATOMIC_FETCH_AND_ADD || opc == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		w.wr.atomic.remote_addr = raddr;
+		w.wr.atomic.rkey = rkey;
+		w.wr.atomic.compare_add = add;
+		w.wr.atomic.swap = swap;
+	} else {
+		w.wr.rdma.remote_addr = raddr;
+		w.wr.rdma.rkey = rkey;
+	}
+	return ibv_post_send(qp, &w, &bad);
+}
+
+int OdpRun::post_recv(ibv_qp *qp, uint64_t addr, uint32_t len, uint32_t lkey)
+{
+	ibv_sge s{addr, len, lkey};
+	ibv_recv_wr w{}, *bad = nullptr;
+
+	w.wr_id = 1000;
+	w.sg_list = &s;
+	w.num_sge = 1;
+	return ibv_post_recv(qp, &w, &bad);
+}
+
+int OdpRun::wait(int want, ibv_wc_status *first_bad)
+{
+	ibv_wc wc[4];
+	int got = poll_cq_for(cq_.get(), wc, want, kTimeoutMs);
+
+	*first_bad = IBV_WC_SUCCESS;
+	for (int i = 0; i < got; i++)
+		if (wc[i].status != IBV_WC_SUCCESS && *first_bad == IBV_WC_SUCCESS)
+			*first_bad = wc[i].status;
+	return got;
+}
+
+bool OdpRun::op(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uint32_t lkey,
+                uint64_t raddr, uint32_t rkey, uint64_t add, uint64_t swap)
+{
+	ibv_wc_status st;
+
+	if (post(qp, opc, laddr, len, lkey, raddr, rkey, add, swap))
+		return false;
+	return wait(1, &st) == 1 && st == IBV_WC_SUCCESS;
+}
+
+uint64_t addr(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
+
+void OdpRun::first_touch(Pair &p)
+{
+	uint8_t *h = host_.data();
+	const uint32_t ol = omr_->lkey, ok = omr_->rkey, hl = hmr_->lkey, hk = hmr_->rkey;
+	ibv_wc_status st;
+
+	/* WRITE into a page nobody touched: the responder faults. */
+	fill(h, kMsg, 1);
+	uint8_t *w = odp_ + 1 * kMiB;
+	bool good =
+	    op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(w), ok) && same(w, kMsg, 1);
+	r_.check(good, "touch.write", "RDMA WRITE of 64 KiB into untouched ODP memory");
+
+	/* READ out of it (mapped now) and out of untouched memory (zeros). */
+	std::memset(h, 0xff, kMsg);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(w), ok) && same(h, kMsg, 1);
+	r_.check(good, "touch.read_out", "RDMA READ of 64 KiB out of ODP memory");
+	std::memset(h, 0xff, kMsg);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(odp_ + 2 * kMiB), ok) &&
+	       zeros(h, kMsg);
+	r_.check(good, "touch.read_zero", "RDMA READ of 64 KiB of untouched ODP memory: zeros");
+
+	/* SEND into a receive on untouched memory, SEND out of fresh memory. */
+	uint8_t *rcv = odp_ + 3 * kMiB;
+	fill(h, kMsg, 2);
+	good = !post_recv(p.b.get(), addr(rcv), kMsg, ol) &&
+	       !post(p.a.get(), IBV_WR_SEND, addr(h), kMsg, hl) && wait(2, &st) == 2 &&
+	       st == IBV_WC_SUCCESS && same(rcv, kMsg, 2);
+	r_.check(good, "touch.recv", "SEND of 64 KiB into a receive on untouched ODP memory");
+	uint8_t *snd = odp_ + 4 * kMiB;
+	fill(snd, kMsg, 3); /* the CPU maps it; the device has not */
+	std::memset(h + kMsg, 0, kMsg);
+	good = !post_recv(p.b.get(), addr(h + kMsg), kMsg, hl) &&
+	       !post(p.a.get(), IBV_WR_SEND, addr(snd), kMsg, ol) && wait(2, &st) == 2 &&
+	       st == IBV_WC_SUCCESS && same(h + kMsg, kMsg, 3);
+	r_.check(good, "touch.send", "SEND of 64 KiB out of ODP memory the device never mapped");
+
+	/* READ into untouched local memory: the requester faults first. */
+	fill(h, kMsg, 4);
+	uint8_t *rd = odp_ + 5 * kMiB;
+	good =
+	    op(p.a.get(), IBV_WR_RDMA_READ, addr(rd), kMsg, ol, addr(h), hk) && same(rd, kMsg, 4);
+	r_.check(good, "touch.read_into", "RDMA READ of 64 KiB into untouched ODP memory");
+
+	/* Atomics on an untouched word, the result into untouched memory. */
+	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 6 * kMiB + 64);
+	uint64_t *res = reinterpret_cast<uint64_t *>(odp_ + 7 * kMiB + 8);
+	good = op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr(res), 8, ol, addr(word), ok, 7) &&
+	       *res == 0 && *word == 7;
+	r_.check(good, "touch.fetch_add",
+	         "fetch-and-add 7 on an untouched word: %" PRIu64 " -> %" PRIu64, *res, *word);
+	good = op(p.a.get(), IBV_WR_ATOMIC_CMP_AND_SWP, addr(res), 8, ol, addr(word), ok, 7, 99) &&
+	       *res == 7 && *word == 99;
+	r_.check(good, "touch.cmp_swap", "compare-and-swap 7 -> 99: %" PRIu64 " -> %" PRIu64, *res,
+	         *word);
+}
+
+void OdpRun::taken_away(Pair &p)
+{
+	uint8_t *h = host_.data();
+	uint8_t *t = odp_ + 8 * kMiB;
+	const size_t len = 8 * kMiB;
+	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
+	bool good = true;
+
+	/* Fill 8 MiB through the device, 64 KiB at a time. */
+	fill(h, kMsg, 5);
+	for (size_t off = 0; off < len && good; off += kMsg)
+		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + off), ok);
+	good = good && same(t + len - kMsg, kMsg, 5);
+	r_.check(good, "away.fill", "8 MiB written into ODP memory by RDMA WRITE");
+	long before = rss_kib();
+	good = !madvise(t, len, MADV_DONTNEED);
+	long after = rss_kib();
+	r_.check(good && before - after >= long(len / 1024) * 3 / 4, "away.not_pinned",
+	         "MADV_DONTNEED of the 8 MiB with the region registered: resident %ld -> %ld KiB",
+	         before, after);
+	r_.check(zeros(t, kMsg), "away.cpu_zero", "the CPU reads zeros there");
+	std::memset(h, 0xff, kMsg);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(t), ok) && zeros(h, kMsg);
+	r_.check(good, "away.read_zero", "an RDMA READ there reads zeros too, not the old page");
+	fill(h, kMsg, 6);
+	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t), ok) && same(t, kMsg, 6);
+	r_.check(good, "away.write_again", "an RDMA WRITE after it lands where the CPU reads");
+
+	/* munmap, and a new mapping at the same address. */
+	void *m = nullptr;
+	good = !munmap(t, len);
+	if (good) {
+		m = mmap(t, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		         -1, 0);
+		good = m == t;
+	}
+	if (!r_.check(good, "remap.setup", "munmap and mmap again at the same address"))
+		return;
+	fill(t + kMsg, kMsg, 7);
+	std::memset(h, 0, kMsg);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(t + kMsg), ok) &&
+	       same(h, kMsg, 7);
+	r_.check(good, "remap.read", "an RDMA READ sees what the CPU wrote into the new mapping");
+	fill(h, kMsg, 8);
+	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + 2 * kMsg), ok) &&
+	       same(t + 2 * kMsg, kMsg, 8);
+	r_.check(good, "remap.write", "an RDMA WRITE lands in the new mapping");
+}
+
+struct Churn {
+	std::atomic<bool> stop{false};
+	uint8_t *discard = nullptr; /* MADV_DONTNEED target, away from the traffic */
+	size_t discard_len = 0;
+	unsigned forks = 0, discards = 0;
+	int fork_errors = 0;
+};
+
+void *churn_main(void *arg)
+{
+	Churn *c = static_cast<Churn *>(arg);
+
+	while (!c->stop.load()) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, nullptr, 0) != pid)
+			c->fork_errors++;
+		else
+			c->forks++;
+		std::memset(c->discard, 1, c->discard_len);
+		if (!madvise(c->discard, c->discard_len, MADV_DONTNEED))
+			c->discards++;
+	}
+	return nullptr;
+}
+
+void OdpRun::under_traffic(Pair &p)
+{
+	uint8_t *h = host_.data();
+	uint8_t *t = odp_ + 20 * kMiB;
+	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 21 * kMiB);
+	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
+	const int rounds = 150;
+	Churn c;
+	pthread_t th;
+	int i, bad = 0;
+
+	c.discard = odp_ + 48 * kMiB;
+	c.discard_len = 4 * kMiB;
+	*word = 0;
+	if (!r_.check(!pthread_create(&th, nullptr, churn_main, &c), "churn.start",
+	              "a thread that forks and discards pages of the region"))
+		return;
+	for (i = 0; i < rounds && !bad; i++) {
+		uint32_t off = uint32_t(i % 16) * kMsg;
+		fill(h, kMsg, 100 + i);
+		if (!op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + off), ok) ||
+		    !same(t + off, kMsg, 100 + i))
+			bad = 1;
+		std::memset(h + kMsg, 0, kMsg);
+		if (!bad && (!op(p.a.get(), IBV_WR_RDMA_READ, addr(h + kMsg), kMsg, hl,
+		                 addr(t + off), ok) ||
+		             !same(h + kMsg, kMsg, 100 + i)))
+			bad = 2;
+		uint64_t *res = reinterpret_cast<uint64_t *>(h + 2 * kMsg);
+		*res = ~0ull;
+		if (!bad && (!op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr(res), 8, hl,
+		                 addr(word), ok, 1) ||
+		             *res != uint64_t(i)))
+			bad = 3;
+	}
+	c.stop = true;
+	pthread_join(th, nullptr);
+	static const char *const what[] = {"", "WRITE", "READ", "fetch-and-add"};
+	r_.check(!bad && *word == uint64_t(rounds), "churn.traffic",
+	         "%d rounds of WRITE, READ and fetch-and-add (%s) during %u forks and %u discards"
+	         " (word %" PRIu64 ")",
+	         i, bad ? what[bad] : "every byte checked", c.forks, c.discards, *word);
+	r_.check(c.forks > 0 && c.discards > 0 && !c.fork_errors, "churn.ran",
+	         "the churn thread forked %u times and discarded %u times, %d fork errors", c.forks,
+	         c.discards, c.fork_errors);
+}
+
+void OdpRun::unmapped()
+{
+	Pair p;
+	Map m(2 * kMiB);
+	ibv_wc_status st = IBV_WC_SUCCESS;
+	uint8_t *h = host_.data();
+
+	Pair q;
+	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	if (!r_.check(mr && make_pair(&p) && make_pair(&q), "gone.setup",
+	              "an ODP region of 2 MiB, two RC pairs"))
+		return;
+	/*
+	 * The region stays, its memory goes: an inaccessible mapping takes
+	 * its place, so that no later mmap (a ring, a stack) can land there.
+	 */
+	r_.check(mmap(m.p, m.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m.p,
+	         "gone.unmap", "the region's memory replaced by a PROT_NONE mapping");
+	int got = post(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), 4096, hmr_->lkey, addr(m.p), mr->rkey)
+	              ? 0
+	              : wait(1, &st);
+	r_.check(got == 1 && st == IBV_WC_REM_ACCESS_ERR, "gone.write",
+	         "RDMA WRITE into unmapped ODP memory: %s, want IBV_WC_REM_ACCESS_ERR",
+	         got == 1 ? ibv_wc_status_str(st) : "no completion");
+	st = IBV_WC_SUCCESS;
+	got = !post(q.a.get(), IBV_WR_RDMA_WRITE, addr(m.p + 4096), 4096, mr->lkey, addr(h),
+	            hmr_->rkey)
+	          ? wait(1, &st)
+	          : 0;
+	r_.check(got == 1 && st == IBV_WC_LOC_PROT_ERR, "gone.local",
+	         "RDMA WRITE out of unmapped ODP memory: %s, want IBV_WC_LOC_PROT_ERR",
+	         got == 1 ? ibv_wc_status_str(st) : "no completion");
+}
+
+/*
+ * UC into an ODP receive buffer whose first page alone is mapped: the
+ * first message's packets land until one misses a page, and the message
+ * is dropped there (UC cannot ask the sender to wait); the next message
+ * must fill the same receive from its start.
+ */
+void OdpRun::uc_drop()
+{
+	Map m(kMsg);
+	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 4, 4);
+	ia.qp_type = IBV_QPT_UC;
+	QpPtr a(mr ? ibv_create_qp(pd_.get(), &ia) : nullptr);
+	QpPtr b(a ? ibv_create_qp(pd_.get(), &ia) : nullptr);
+	const unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	auto up = [&](ibv_qp *qp, uint32_t dest) {
+		QpTransition init = to_init(IBV_QPT_UC, acc);
+		QpTransition rtr = to_rtr(IBV_QPT_UC, gid_, dest);
+		QpTransition rts = to_rts(IBV_QPT_UC);
+		rts.attr.sq_psn = kRqPsn;
+		return !ibv_modify_qp(qp, &init.attr, init.mask) &&
+		       !ibv_modify_qp(qp, &rtr.attr, rtr.mask) &&
+		       !ibv_modify_qp(qp, &rts.attr, rts.mask);
+	};
+	if (!r_.check(b && up(a.get(), b->qp_num) && up(b.get(), a->qp_num), "uc.setup",
+	              "a UC pair and an ODP receive buffer of 64 KiB"))
+		return;
+	ibv_sge first{addr(m.p), 4096, mr->lkey};
+	uint8_t *h = host_.data();
+	ibv_wc_status st;
+	bool good = !ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+	                           IBV_ADVISE_MR_FLAG_FLUSH, &first, 1) &&
+	            !post_recv(b.get(), addr(m.p), kMsg, mr->lkey);
+	fill(h, kMsg, 9);
+	good = good && !post(a.get(), IBV_WR_SEND, addr(h), kMsg, hmr_->lkey) &&
+	       wait(1, &st) == 1 && st == IBV_WC_SUCCESS;
+	usleep(300 * 1000); /* the fault of the rest of the buffer */
+	fill(h, kMsg, 10);
+	ibv_wc wc[2];
+	good = good && !post(a.get(), IBV_WR_SEND, addr(h), kMsg, hmr_->lkey) &&
+	       poll_cq_for(cq_.get(), wc, 2, kTimeoutMs) == 2;
+	const ibv_wc *rw = nullptr;
+	for (const ibv_wc &w : wc)
+		if (good && w.opcode == IBV_WC_RECV)
+			rw = &w;
+	r_.check(good && rw && rw->status == IBV_WC_SUCCESS && rw->byte_len == kMsg &&
+	             same(m.p, kMsg, 10),
+	         "uc.drop",
+	         "UC: a message dropped at an unmapped page, the next one fills the receive from "
+	         "its start (%s, %u bytes)",
+	         rw ? ibv_wc_status_str(rw->status) : "no receive completion",
+	         rw ? rw->byte_len : 0);
+}
+
+void OdpRun::advise()
+{
+	Map m(16 * kMiB);
+	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	if (!r_.check(mr != nullptr, "advise.setup", "an ODP region of 16 MiB"))
+		return;
+	ibv_sge s{addr(m.p), uint32_t(8 * kMiB), mr->lkey};
+	long before = rss_kib();
+	int ret = ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+	                        IBV_ADVISE_MR_FLAG_FLUSH, &s, 1);
+	long after = rss_kib();
+	r_.check(!ret && after - before >= long(8 * kMiB / 1024) * 3 / 4, "advise.prefetch_write",
+	         "PREFETCH_WRITE of 8 MiB, synchronous: %s, resident %ld -> %ld KiB",
+	         ret ? errno_name(ret).c_str() : "ok", before, after);
+	ibv_sge s2{addr(m.p + 8 * kMiB), uint32_t(4 * kMiB), mr->lkey};
+	r_.expect_ok("advise.prefetch",
+	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s2, 1),
+	             "PREFETCH of 4 MiB, asynchronous");
+	r_.expect_ok("advise.no_fault",
+	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+	                           IBV_ADVISE_MR_FLAG_FLUSH, &s, 1),
+	             "PREFETCH_NO_FAULT of the 8 MiB");
+	ibv_sge hs{addr(host_.data()), 4096, hmr_->lkey};
+	r_.expect_errno("advise.not_odp",
+	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &hs, 1), EINVAL,
+	                "ibv_advise_mr on a region that is not ODP");
+	ibv_sge bk{addr(m.p), 4096, mr->lkey ^ 0x80};
+	r_.expect_errno("advise.bad_key",
+	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &bk, 1), EINVAL,
+	                "ibv_advise_mr with a bad lkey");
+	ibv_sge past{addr(m.p + 15 * kMiB), uint32_t(2 * kMiB), mr->lkey};
+	r_.expect_errno("advise.past_end",
+	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &past, 1),
+	                EFAULT, "ibv_advise_mr past the end of the region");
+}
+
+int OdpRun::run()
+{
+	if (!caps())
+		return r_.finish();
+	pd_.reset(ibv_alloc_pd(ctx_));
+	cq_.reset(ibv_create_cq(ctx_, 64, nullptr, nullptr, 0));
+	host_.assign(4 * kMsg, 0);
+	hmr_.reset(pd_ ? ibv_reg_mr(pd_.get(), host_.data(), host_.size(), kQpAccess) : nullptr);
+	if (!r_.check(pd_ && cq_ && hmr_, "setup", "a PD, a CQ and a host region"))
+		return r_.finish();
+
+	errno = 0;
+	ibv_mr *imp = ibv_reg_mr(pd_.get(), nullptr, SIZE_MAX, kOdpAccess);
+	r_.check(!imp, "implicit", "implicit ODP (address 0, length SIZE_MAX) refused (%s)",
+	         imp ? "registered" : errno_name(errno).c_str());
+	if (imp)
+		ibv_dereg_mr(imp);
+
+	Map region(kRegion);
+	long before = rss_kib();
+	omr_.reset(region.p ? ibv_reg_mr(pd_.get(), region.p, kRegion, kOdpAccess) : nullptr);
+	long after = rss_kib();
+	if (!r_.check(omr_ != nullptr, "reg", "ODP region of 64 MiB over untouched memory (%s)",
+	              omr_ ? "ok" : errno_name(errno).c_str()))
+		return r_.finish();
+	r_.check(after - before < 1024, "reg.untouched",
+	         "registering it faulted nothing in: resident %ld -> %ld KiB", before, after);
+	odp_ = region.p;
+
+	Pair p;
+	if (!r_.check(make_pair(&p), "pair", "an RC pair"))
+		return r_.finish();
+	/* rdma-core's tests give a QP the region's flags, ON_DEMAND too. */
+	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 1, 1);
+	QpPtr q(ibv_create_qp(pd_.get(), &ia));
+	QpTransition init = to_init(IBV_QPT_RC, kOdpAccess);
+	r_.expect_ok("qp.access_on_demand", q ? ibv_modify_qp(q.get(), &init.attr, init.mask) : EIO,
+	             "a QP to INIT with IBV_ACCESS_ON_DEMAND among its access flags");
+	q.reset();
+	first_touch(p);
+	taken_away(p);
+	under_traffic(p);
+	p = Pair();
+	omr_.reset();
+	unmapped();
+	uc_drop();
+	advise();
+	return r_.finish();
+}
+
+} /* namespace */
+
+int cmd_odp(int argc, char **argv)
+{
+	LoopbackTarget t;
+	int status;
+
+	if (!open_loopback("odp", argc, argv, &t, &status))
+		return status;
+	OdpRun run(t.ctx.get(), t.gid);
+	return run.run();
+}
+
+} /* namespace vc */
