@@ -170,6 +170,7 @@ struct sroce_dev {
 	u32 num_mcg;
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
+	atomic_t num_xrcd;
 	atomic64_t dm_bytes;		/* device memory handed out (sroce_dm.c) */
 	atomic_t num_odp_mr;		/* ODP regions (sroce_odp.c) */
 	atomic_t num_ucontext;
@@ -203,6 +204,11 @@ static inline struct sroce_pd *to_spd(struct ib_pd *pd)
 {
 	return container_of(pd, struct sroce_pd, ibpd);
 }
+
+/* An XRC domain (IBA A14): the SRQs and targets of one application. */
+struct sroce_xrcd {
+	struct ib_xrcd ibxrcd;
+};
 
 struct sroce_ah {
 	struct ib_ah ibah;

@@ -132,7 +132,7 @@ static void sroce_comp_retire_local(struct sroce_qp *qp)
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	if (!sroce_qp_rc(qp)) {
 		qp->req.started_end = qp->req.idx;
 		while (qp->sq.idx != qp->req.idx)
 			sroce_comp_retire(qp, sroce_swqe_get(qp, qp->sq.idx),
@@ -306,6 +306,23 @@ static void sroce_comp_implied_nak(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * An answer was dropped for an ODP fault (sroce_comp_place()): once that
+ * fault is done, go back to the oldest unanswered PSN, without spending a
+ * retry; the responder answers the READ again from the offset asked for,
+ * an atomic from its resource. Under sq_lock, from the requester's run.
+ */
+void sroce_comp_odp_resend(struct sroce_qp *qp)
+{
+	if (!qp->comp.odp_resend ||
+	    test_bit(SROCE_ODP_FAULT_PENDING,
+		     &qp->odp_fault[SROCE_ODP_REQ].pending))
+		return;
+	qp->comp.odp_resend = false;
+	if (sroce_comp_outstanding(qp))
+		sroce_comp_resend(qp, qp->comp.psn);
+}
+
 /* The oldest WQE failed remotely: complete it with @status, stop the QP. */
 static void sroce_comp_remote_error(struct sroce_qp *qp, int status)
 {
@@ -436,15 +453,18 @@ static struct sroce_swqe *sroce_comp_answered(struct sroce_qp *qp,
 static bool sroce_comp_place(struct sroce_qp *qp, struct sroce_swqe *s,
 			     struct sroce_pktbuf *pb, u32 len)
 {
-	int err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data,
+	int err = sroce_sgl_copy(qp, SROCE_ODP_REQ, (struct sroce_sge *)s->w.data,
 				 s->w.num_sge, s->done, pb, len, SROCE_TO_MR);
 
 	/*
-	 * -EAGAIN: an ODP page of the buffer was invalidated after the
-	 * requester faulted it in; the answer is dropped (its fault is
-	 * queued) and asked for again, as if it was lost.
+	 * -EAGAIN: an ODP page of the buffer is not mapped (past the window
+	 * the requester faulted in, or invalidated since): the answer is
+	 * dropped, and once the fault is done (it kicks the QP) the
+	 * requester asks again from here (sroce_comp_odp_resend()).
 	 */
-	if (err && err != -EAGAIN)
+	if (err == -EAGAIN)
+		qp->comp.odp_resend = true;
+	else if (err)
 		sroce_sq_fail_at(qp, qp->sq.idx, err == -ENOSPC ?
 				 IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	return !err;
@@ -640,6 +660,18 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 	spin_lock_bh(&qp->sq_lock);
 	if (!sroce_comp_live(qp) || !sroce_comp_outstanding(qp))
 		goto out;
+	/*
+	 * An answer was dropped for a local ODP fault still running: the
+	 * answers are not lost, they wait for our own page (as ODP hardware
+	 * stalls the requester). No retry is spent and nothing is sent
+	 * again; the fault's end does that (sroce_comp_odp_resend()).
+	 */
+	if (qp->comp.odp_resend &&
+	    test_bit(SROCE_ODP_FAULT_PENDING,
+		     &qp->odp_fault[SROCE_ODP_REQ].pending)) {
+		sroce_comp_rto_arm(qp);
+		goto out;
+	}
 	sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
 	trace_sroce_timeout(qp->ibqp.qp_num, qp->comp.psn, qp->comp.retry_left,
 			    false);
@@ -705,8 +737,7 @@ void sroce_comp_stopped(struct sroce_qp *qp)
 {
 	bool fresh = qp->req.psn_max != qp->comp.stop_psn_max;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    qp->req.pkts == qp->comp.stop_pkts)
+	if (!sroce_qp_rc(qp) || qp->req.pkts == qp->comp.stop_pkts)
 		return;
 	qp->comp.stop_pkts = qp->req.pkts;
 	qp->comp.stop_psn_max = qp->req.psn_max;

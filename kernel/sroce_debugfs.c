@@ -34,6 +34,10 @@ static const char *sroce_dbg_qp_type(enum ib_qp_type t)
 		return "UD";
 	case IB_QPT_GSI:
 		return "GSI";
+	case IB_QPT_XRC_INI:
+		return "XRC_INI";
+	case IB_QPT_XRC_TGT:
+		return "XRC_TGT";
 	default:
 		return "?";
 	}
@@ -53,7 +57,7 @@ static int sroce_dbg_qp_show(struct seq_file *m, void *unused)
 		   qp->sig_all, qp->max_inline);
 	seq_printf(m, "max_send_sge %u\nmax_recv_sge %u\n", qp->max_send_sge,
 		   qp->max_recv_sge);
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) {
+	if (sroce_qp_connected(qp)) {
 		seq_printf(m, "dest_qpn %u\ninit_sq_psn %u\ninit_rq_psn %u\n",
 			   qp->dest_qpn, qp->sq_psn, qp->rq_psn);
 		seq_printf(m, "path_mtu %u\nsgid %pI6c\ndgid %pI6c\n",

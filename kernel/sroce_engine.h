@@ -15,6 +15,7 @@ void sroce_req_run_softirq(struct sroce_qp *qp);
 void sroce_comp_sent(struct sroce_qp *qp);
 void sroce_comp_stopped(struct sroce_qp *qp);
 void sroce_comp_nomem(struct sroce_qp *qp);
+void sroce_comp_odp_resend(struct sroce_qp *qp);
 bool sroce_comp_rcv(struct sroce_qp *qp, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt);
 void sroce_comp_init(struct sroce_qp *qp);

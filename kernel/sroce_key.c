@@ -23,7 +23,7 @@ struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
 	if (err != -ENOENT)
 		return mr;
 	mr = sroce_mr_get(qp->sdev, rkey);
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+	if (mr && sroce_mr_check(mr, sroce_qp_pd(qp), va, len, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
 	}
@@ -49,7 +49,7 @@ struct sroce_mr *sroce_rkey_get_region(struct sroce_qp *qp, u32 rkey,
 		return NULL;
 	}
 	mr = sroce_mr_get(qp->sdev, rkey);
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, mr->iova, 0, access)) {
+	if (mr && sroce_mr_check(mr, sroce_qp_pd(qp), mr->iova, 0, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
 	}

@@ -227,6 +227,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.alloc_xrcd = sroce_alloc_xrcd,
 	.attach_mcast = sroce_attach_mcast,
 	.counter_alloc_stats = sroce_counter_alloc_stats,
 	.counter_bind_qp = sroce_counter_bind_qp,
@@ -243,6 +244,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dealloc_xrcd = sroce_dealloc_xrcd,
 	.del_gid = sroce_del_gid,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
@@ -295,6 +297,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, sroce_xrcd, ibxrcd),
 };
 
 static void sroce_init_attr(struct sroce_dev *sdev)
@@ -316,13 +319,15 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_XRC |
 			      SROCE_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
 		/*
-		 * sroce_odp.c: RC in full; UC and UD from ODP memory only
-		 * (a receive that misses a page is dropped: neither can ask
-		 * the sender to wait). No implicit ODP.
+		 * sroce_odp.c: RC and XRC in full (XRC receives only from
+		 * SRQs); UC and UD from ODP memory only (a receive that
+		 * misses a page is dropped: neither can ask the sender to
+		 * wait). No implicit ODP.
 		 */
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
 		a->odp_caps.general_caps = IB_ODP_SUPPORT;
@@ -330,6 +335,10 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
 			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+		a->odp_caps.per_transport_caps.xrc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_WRITE |
+			IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
+			IB_ODP_SUPPORT_SRQ_RECV;
 		a->odp_caps.per_transport_caps.uc_odp_caps =
 			IB_ODP_SUPPORT_SEND;
 		a->odp_caps.per_transport_caps.ud_odp_caps =

@@ -217,7 +217,28 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value);
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig);
-int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
+/* Whose ODP fault a miss queues (sroce_odp_fault()). */
+enum sroce_odp_side {
+	SROCE_ODP_REQ,		/* requester and completer: the SQ's buffers */
+	SROCE_ODP_RESP,		/* responder: receives and remote access */
+	SROCE_ODP_SIDES
+};
+
+/* A fault work item (sroce_sgl.c): a QP side's own, or an advice's. */
+struct sroce_odp_fault {
+	struct work_struct work;
+	unsigned long pending;	/* SROCE_ODP_FAULT_PENDING: queued/running */
+	struct sroce_mr *mr;	/* referenced */
+	struct sroce_qp *qp;	/* referenced, kicked when done; NULL: advice */
+	u64 iova;		/* where the access missed */
+	u64 len;		/* bytes that must come in */
+	u64 ahead;		/* bytes tried first (>= len) */
+	bool write;
+};
+
+#define SROCE_ODP_FAULT_PENDING	0
+
+int sroce_sgl_copy(struct sroce_qp *qp, int side, const struct sroce_sge *sge,
 		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir);
 int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
@@ -230,21 +251,62 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
  * the QP it names is kicked once the fault is done.
  */
 struct ib_umem_odp;
+struct sroce_word_op;
+#if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
 int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 		   u64 length, int access);
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		       bool write);
+		       bool write, bool record);
 int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 		       bool fault);
-int sroce_odp_wq_init(void);
-void sroce_odp_wq_exit(void);
 int sroce_odp_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		   u32 len, enum sroce_copy_dir dir);
-struct sroce_word_op;
 int sroce_odp_word(struct sroce_mr *mr, u64 iova, struct sroce_word_op *op);
 int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write);
-void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 want,
-		     bool write, struct sroce_qp *qp);
+#else
+/* A kernel without ODP: no region is ever SROCE_MR_ODP. */
+static inline int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev,
+				 u64 start, u64 length, int access)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len,
+				     u64 ahead, bool write, bool record)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len,
+				     bool write, bool fault)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int sroce_odp_copy(struct sroce_mr *mr, u64 iova,
+				 struct sroce_pktbuf *pb, u32 len,
+				 enum sroce_copy_dir dir)
+{
+	return -EFAULT;
+}
+
+static inline int sroce_odp_word(struct sroce_mr *mr, u64 iova,
+				 struct sroce_word_op *op)
+{
+	return -EFAULT;
+}
+
+static inline int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len,
+				  bool write)
+{
+	return 0;
+}
+#endif
+int sroce_odp_wq_init(void);
+void sroce_odp_wq_exit(void);
+void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		     bool write, struct sroce_qp *qp, int side);
+void sroce_odp_fault_init(struct sroce_qp *qp);
 int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);

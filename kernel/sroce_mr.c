@@ -153,7 +153,7 @@ int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 	mr = sroce_mr_get_slot(qp->sdev, key);
 	if (!mr)
 		return -EINVAL;
-	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == qp->ibqp.pd &&
+	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == sroce_qp_pd(qp) &&
 	    READ_ONCE(mr->key) == key && sroce_mr_close_mw(mr)) {
 		WRITE_ONCE(mr->state, SROCE_MR_FREE);
 		sroce_mr_reopen_mw(mr);

@@ -205,7 +205,7 @@ int sroce_mw_invalidate(struct sroce_qp *qp, u32 key)
 		return -ENOENT;
 	spin_lock_irqsave(&mw->lock, flags);
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->key == key &&
-	    mw->ibmw.pd == qp->ibqp.pd && mw->state == SROCE_MR_VALID) {
+	    mw->ibmw.pd == sroce_qp_pd(qp) && mw->state == SROCE_MR_VALID) {
 		sroce_mw_unbind(mw);
 		err = 0;
 	}
@@ -233,7 +233,7 @@ struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp, u32 rkey, u64 va,
 	spin_lock_irqsave(&mw->lock, flags);
 	if (mw->state == SROCE_MR_VALID && mw->key == rkey &&
 	    (mw->access & access) == access &&
-	    (mw->ibmw.type == IB_MW_TYPE_1 ? mw->ibmw.pd == qp->ibqp.pd :
+	    (mw->ibmw.type == IB_MW_TYPE_1 ? mw->ibmw.pd == sroce_qp_pd(qp) :
 					     mw->qpn == qp->ibqp.qp_num) &&
 	    va >= mw->addr && len <= mw->length &&
 	    va - mw->addr <= mw->length - len &&

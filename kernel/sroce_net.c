@@ -634,11 +634,9 @@ static void sroce_xmit_list(struct sroce_qp *qp, struct dst_cache *cache,
 /* Send packets built under a QP lock, after dropping it. */
 void sroce_qp_xmit_list(struct sroce_qp *qp, struct sk_buff_head *list)
 {
-	bool connected = qp->ibqp.qp_type == IB_QPT_RC ||
-			 qp->ibqp.qp_type == IB_QPT_UC;
-
 	/* A lost packet is recovered by the retransmit timer (RC). */
-	sroce_xmit_list(qp, connected ? &qp->dst_cache : NULL, list);
+	sroce_xmit_list(qp, sroce_qp_connected(qp) ? &qp->dst_cache : NULL,
+			list);
 }
 
 /* ------------------------------------------------------------------------

@@ -155,38 +155,54 @@ int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 	int err = 0;
 	u32 room;
 
-	spin_lock_irqsave(&mr->odp_lock, flags);
-	while (ua < end) {
-		if (!sroce_odp_va(mr, ua, write, &room)) {
+	/* A page at a time: interrupts and invalidations wait for one. */
+	while (ua < end && !err) {
+		spin_lock_irqsave(&mr->odp_lock, flags);
+		if (sroce_odp_va(mr, ua, write, &room))
+			ua += room;
+		else
 			err = sroce_odp_miss(mr, ua, false);
-			break;
-		}
-		ua += room;
+		spin_unlock_irqrestore(&mr->odp_lock, flags);
 	}
-	spin_unlock_irqrestore(&mr->odp_lock, flags);
 	return err;
 }
 
-/* Map [ua, ua + len), faulting if @fault; 0 or a negative errno. */
+/*
+ * Map [ua, ua + len), faulting if @fault; 0 or a negative errno. A
+ * success over the range of the last failed fault forgets it: what
+ * failed there is mapped now.
+ */
 static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 			 bool fault)
 {
+	unsigned long flags;
 	int np;
 
 	np = ib_umem_odp_map_dma_and_lock(mr->odp, ua, len, access, fault);
 	if (np < 0)
 		return np;
 	mutex_unlock(&mr->odp->umem_mutex);
+	if (fault) {
+		spin_lock_irqsave(&mr->odp_lock, flags);
+		if (ua < mr->bad_end && ua + len > mr->bad_start) {
+			mr->bad_start = 0;
+			mr->bad_end = 0;
+		}
+		spin_unlock_irqrestore(&mr->odp_lock, flags);
+	}
 	return 0;
 }
 
 /*
  * Fault in [iova, iova + len) of @mr, and @ahead bytes from @iova if it
- * can (the rest of a message or buffer); process context. A failure is
- * remembered for the access that missed (sroce_odp_miss()).
+ * can (the rest of a message or buffer); process context. If @record, a
+ * failure for good (nothing mapped there, no write access, the process
+ * gone) is remembered for the access that missed (sroce_odp_miss()); one
+ * that may pass (-EBUSY from a busy mm, -ENOMEM) is not: the access
+ * faults again.
  */
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		       bool write)
+		       bool write, bool record)
 {
 	u64 ua = sroce_odp_uaddr(mr, iova);
 	u64 access = sroce_odp_access(mr, write);
@@ -196,7 +212,7 @@ int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 	err = sroce_odp_map(mr, ua, ahead, access, true);
 	if (err && ahead > len)
 		err = sroce_odp_map(mr, ua, len, access, true);
-	if (err) {
+	if (record && (err == -EFAULT || err == -EPERM || err == -EINVAL)) {
 		spin_lock_irqsave(&mr->odp_lock, flags);
 		mr->bad_start = ua;
 		mr->bad_end = ua + len;
@@ -264,8 +280,6 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 {
 	struct ib_umem_odp *odp;
 
-	if (!IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING))
-		return -EOPNOTSUPP;
 	if (!start && length == U64_MAX)
 		return -EINVAL;
 	spin_lock_init(&mr->odp_lock);

@@ -83,6 +83,7 @@ struct sroce_comp {
 	u8 rnr_retry_left;
 	bool rnr_wait;
 	bool implied_nak;	/* rewound for a lost READ/atomic response */
+	bool odp_resend;	/* an answer dropped for an ODP fault */
 	bool probe;		/* after an ACK timeout: one packet, then wait */
 	u32 probe_end;		/* req.psn_max at the timeout */
 	bool wake_req;		/* an answer unblocked the requester */
@@ -124,6 +125,7 @@ struct sroce_res {
 	u64 compare;		/* atomic operands */
 	u64 swap_add;
 	u64 orig;		/* atomic: value before the operation */
+	u32 xrc_srqn;		/* XRC target: whose PD checks the rkey */
 };
 
 struct sroce_resp {
@@ -132,6 +134,7 @@ struct sroce_resp {
 	bool in_send;		/* a multi-packet SEND is in progress */
 	bool in_write;		/* a multi-packet WRITE is in progress */
 	bool have_wqe;
+	u32 wqe_srqn;		/* XRC target: the SRQ the held WQE came from */
 	bool odp_wait;		/* answers wait for an ODP fault's kick */
 	bool nak_sent;		/* one sequence NAK per gap... */
 	u32 oos_max;		/* ...highest PSN dropped behind it */
@@ -168,6 +171,8 @@ struct sroce_resp {
 	u8 pp_need;		/* ...needed to enter it: doubles on each exit */
 	struct timer_list dack;	/* ends a delay (sroce_resp_dack_fire()) */
 };
+
+struct sroce_srq;
 
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -221,11 +226,44 @@ struct sroce_qp {
 	struct dentry *dbg;		/* debugfs DEV/qp/QPN */
 	/* The counter set of the rdma_counter the QP is bound to, if any. */
 	struct sroce_counter_set __rcu *counter;
+	/*
+	 * XRC target: the SRQ named by the request being executed (a
+	 * reference held meanwhile) and its PD, by which the request's keys
+	 * are checked (IBA A14); NULL between requests. Under resp_lock.
+	 */
+	struct sroce_srq *xrc_srq;
+	struct ib_pd *xrc_pd;
+	/* ODP faults of the requester and the responder (sroce_sgl.c). */
+	struct sroce_odp_fault odp_fault[SROCE_ODP_SIDES];
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+/* The reliable connected service: RC, XRC initiator and XRC target. */
+static inline bool sroce_qp_rc(const struct sroce_qp *qp)
+{
+	enum ib_qp_type t = qp->ibqp.qp_type;
+
+	return t == IB_QPT_RC || t == IB_QPT_XRC_INI || t == IB_QPT_XRC_TGT;
+}
+
+/* Connected (a path, a destination QP): reliable or UC. */
+static inline bool sroce_qp_connected(const struct sroce_qp *qp)
+{
+	return sroce_qp_rc(qp) || qp->ibqp.qp_type == IB_QPT_UC;
+}
+
+/*
+ * The PD that keys and receive buffers are checked against: an XRC
+ * target has none of its own and uses the one of the SRQ the request
+ * names (qp->xrc_pd, NULL outside a request: every check fails).
+ */
+static inline struct ib_pd *sroce_qp_pd(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT ? qp->xrc_pd : qp->ibqp.pd;
 }
 
 /* A per-QP counter set: one rdma_counter's values (sroce_stats.c). */

@@ -37,6 +37,16 @@ static int sroce_qp_check_init(struct sroce_dev *sdev,
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		break;
+	case IB_QPT_XRC_INI:
+		/* Sends only: no receive queue, no SRQ (IBA A14). */
+		if (init->srq)
+			return -EINVAL;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* Receives only, into the SRQs of its domain. */
+		if (!init->xrcd)
+			return -EINVAL;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -86,6 +96,12 @@ static int sroce_qp_init_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	u32 n, stride;
 	int err;
 
+	/*
+	 * An XRC target sends only answers: its send queue is the smallest
+	 * kernel ring, never posted to, so that the engines find one.
+	 */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(cap, 0, sizeof(*cap));
 	n = sroce_ring_entries_for(cap->max_send_wr, SROCE_MAX_QP_WR);
 	stride = sroce_send_wqe_stride(max_t(u32, cap->max_send_sge, 1),
 				       cap->max_inline_data);
@@ -101,8 +117,12 @@ static int sroce_qp_init_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	cap->max_send_sge = qp->max_send_sge;
 	cap->max_inline_data = qp->max_inline;
 
-	if (init->srq) {
-		/* Receives come from the SRQ (sroce_srq.c): no RQ ring. */
+	if (init->srq || init->qp_type == IB_QPT_XRC_INI ||
+	    init->qp_type == IB_QPT_XRC_TGT) {
+		/*
+		 * Receives come from the SRQ (sroce_srq.c), or from the SRQ
+		 * each XRC request names; an XRC initiator has none: no RQ.
+		 */
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 		return 0;
@@ -195,6 +215,7 @@ static int sroce_qp_data_init(struct sroce_qp *qp)
 		return err;
 	}
 	INIT_WORK(&qp->work, sroce_qp_work);
+	sroce_odp_fault_init(qp);
 	spin_lock_init(&qp->resp_lock);
 	__skb_queue_head_init(&qp->resp.txq);
 	sroce_comp_init(qp);
@@ -258,6 +279,7 @@ static void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->comp.rnr_wait = false;
 	qp->comp.probe = false;
 	qp->comp.implied_nak = false;
+	qp->comp.odp_resend = false;
 	qp->comp.tlp_sent = 0;
 	qp->comp.rtt_timing = false;
 	qp->comp.rtt_hold = false;
@@ -551,7 +573,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->cap.max_recv_wr = qp->rq.hdr ? qp->rq.num_entries : 0;
 	attr->cap.max_recv_sge = qp->rq.hdr ? qp->max_recv_sge : 0;
-	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC) {
+	if (sroce_qp_connected(qp)) {
 		struct rdma_ah_attr *ah = &attr->ah_attr;
 		const struct sroce_av *av = &qp->path.av;
 

@@ -102,6 +102,11 @@ static bool sroce_qp_accepts(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	case SROCE_TRANSPORT_UD:
 		return qp->ibqp.qp_type == IB_QPT_UD ||
 		       qp->ibqp.qp_type == IB_QPT_GSI;
+	case SROCE_TRANSPORT_XRC:
+		/* Requests go to targets, answers to initiators. */
+		return qp->ibqp.qp_type ==
+		       (pkt->info->flags & SROCE_OPF_REQUEST ? IB_QPT_XRC_TGT :
+							       IB_QPT_XRC_INI);
 	default:
 		return false;
 	}

@@ -74,6 +74,14 @@ static bool sroce_req_opcode_ok(struct sroce_qp *qp, u32 op)
 		       op == IB_WR_ATOMIC_FETCH_AND_ADD ||
 		       op == SROCE_WR_ATOMIC_WRITE ||
 		       (op == SROCE_WR_FLUSH && qp->is_user);
+	case IB_QPT_XRC_INI:
+		/* As RC; A19's FLUSH and ATOMIC WRITE are RC's alone. */
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+		       op == IB_WR_SEND_WITH_INV || op == IB_WR_RDMA_WRITE ||
+		       op == IB_WR_RDMA_WRITE_WITH_IMM ||
+		       op == IB_WR_RDMA_READ ||
+		       op == IB_WR_ATOMIC_CMP_AND_SWP ||
+		       op == IB_WR_ATOMIC_FETCH_AND_ADD;
 	case IB_QPT_UC:
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
 		       op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
@@ -215,8 +223,10 @@ static u32 sroce_req_window(struct sroce_qp *qp, const struct sroce_swqe *s)
 static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
 			   bool first, bool last)
 {
-	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
-	u8 base = uc ? SROCE_TRANSPORT_UC : SROCE_TRANSPORT_RC;
+	enum ib_qp_type t = qp->ibqp.qp_type;
+	/* UC and XRC: RC's operation codes under their transport bits. */
+	u8 base = t == IB_QPT_UC ? SROCE_TRANSPORT_UC :
+		  t == IB_QPT_XRC_INI ? SROCE_TRANSPORT_XRC : SROCE_TRANSPORT_RC;
 	u32 op = s->w.opcode;
 
 	if (s->ud)
@@ -224,14 +234,15 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
 		       SROCE_OP_UD_SEND_ONLY_WITH_IMM : SROCE_OP_UD_SEND_ONLY;
 	switch (s->kind) {
 	case SROCE_SWQE_READ:
-		return SROCE_OP_RC_RDMA_READ_REQUEST;
+		return base | SROCE_OP_RC_RDMA_READ_REQUEST;
 	case SROCE_SWQE_ATOMIC:
 		if (op == SROCE_WR_ATOMIC_WRITE)
 			return SROCE_OP_RC_ATOMIC_WRITE;
 		if (op == SROCE_WR_FLUSH)
 			return SROCE_OP_RC_FLUSH;
-		return op == IB_WR_ATOMIC_CMP_AND_SWP ?
-		       SROCE_OP_RC_COMPARE_SWAP : SROCE_OP_RC_FETCH_ADD;
+		return base | (op == IB_WR_ATOMIC_CMP_AND_SWP ?
+			       SROCE_OP_RC_COMPARE_SWAP :
+			       SROCE_OP_RC_FETCH_ADD);
 	case SROCE_SWQE_WRITE:
 		if (!last)
 			return base | (first ? SROCE_OP_RC_RDMA_WRITE_FIRST :
@@ -250,8 +261,8 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_swqe *s,
 			return base | (first ? SROCE_OP_RC_SEND_ONLY_WITH_IMM :
 					       SROCE_OP_RC_SEND_LAST_WITH_IMM);
 		if (op == IB_WR_SEND_WITH_INV)
-			return first ? SROCE_OP_RC_SEND_ONLY_WITH_INV :
-				       SROCE_OP_RC_SEND_LAST_WITH_INV;
+			return base | (first ? SROCE_OP_RC_SEND_ONLY_WITH_INV :
+					       SROCE_OP_RC_SEND_LAST_WITH_INV);
 		return base | (first ? SROCE_OP_RC_SEND_ONLY :
 				       SROCE_OP_RC_SEND_LAST);
 	}
@@ -320,13 +331,14 @@ static u32 sroce_req_fill(struct sroce_qp *qp, struct sroce_swqe *s,
 	if (last)
 		memcpy(pkt->imm, &w->ex.imm_data, sizeof(pkt->imm));
 	pkt->ieth_rkey = w->ex.invalidate_rkey;
+	pkt->xrc_srqn = w->xrc_srqn;	/* XRC: the receiver's SRQ */
 	if (s->ud) {
 		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
 		pkt->deth.qkey = (w->wr.ud.remote_qkey & 0x80000000) ?
 				 qp->qkey : w->wr.ud.remote_qkey;
 		pkt->deth.src_qpn = qp->ibqp.qp_num;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (sroce_qp_rc(qp))
 		pkt->ackreq = (s->kind != SROCE_SWQE_SEND &&
 			       s->kind != SROCE_SWQE_WRITE) ||
 			      ++qp->req.noack_pkts >= SROCE_ACK_EVERY;
@@ -375,7 +387,8 @@ static struct sk_buff *sroce_req_packet(struct sroce_qp *qp,
 		memcpy(skb->data + hdr_len, s->w.data + off, n);
 	} else if (n) {
 		pb = (struct sroce_pktbuf){ .buf = skb->data + hdr_len };
-		err = sroce_sgl_copy(qp, (struct sroce_sge *)s->w.data,
+		err = sroce_sgl_copy(qp, SROCE_ODP_REQ,
+				     (struct sroce_sge *)s->w.data,
 				     s->w.num_sge, off, &pb, n, SROCE_FROM_MR);
 		if (err) {
 			kfree_skb(skb);
@@ -447,7 +460,7 @@ static enum sroce_req_next sroce_req_more(struct sroce_qp *qp)
 	 * system call each. With fewer in flight (a latency-bound flow),
 	 * the doorbell wakes the engine at once as usual.
 	 */
-	if (p == qp->req.idx && qp->ibqp.qp_type == IB_QPT_RC &&
+	if (p == qp->req.idx && sroce_qp_rc(qp) &&
 	    sroce_psn_diff(qp->req.psn, qp->comp.psn) >= SROCE_ACK_EVERY) {
 		qp->req.run_on_ack = true;
 		return SROCE_REQ_IDLE;
@@ -617,7 +630,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 			qp->req.fetched = true;
 		}
 		s = sroce_swqe_get(qp, qp->req.idx);
-		if (qp->ibqp.qp_type == IB_QPT_RC &&
+		if (sroce_qp_rc(qp) &&
 		    sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
 		    sroce_req_window(qp, s)) {
 			qp->req.blocked = true;
@@ -662,7 +675,7 @@ static void sroce_req_ack_tail(struct sroce_qp *qp, struct sk_buff_head *list)
 {
 	struct sk_buff *skb = skb_peek_tail(list);
 
-	if (!skb || qp->ibqp.qp_type != IB_QPT_RC || !qp->req.noack_pkts)
+	if (!skb || !sroce_qp_rc(qp) || !qp->req.noack_pkts)
 		return;
 	skb->data[8] |= SROCE_BTH_ACKREQ;	/* BTH byte 8 */
 	qp->req.noack_pkts = 0;
@@ -671,7 +684,10 @@ static void sroce_req_ack_tail(struct sroce_qp *qp, struct sk_buff_head *list)
 static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 			    int *budget)
 {
-	bool more = sroce_req_build_some(qp, list, budget);
+	bool more;
+
+	sroce_comp_odp_resend(qp);
+	more = sroce_req_build_some(qp, list, budget);
 
 	sroce_req_ack_tail(qp, list);
 	if (!more)

@@ -55,9 +55,13 @@ enum sroce_resp_result {
 static struct sk_buff *sroce_resp_skb(struct sroce_qp *qp,
 				      struct sroce_pkt *pkt, u32 payload)
 {
-	u32 hdr_len = sroce_opcode_get(pkt->opcode)->hdr_len;
 	struct sk_buff *skb;
+	u32 hdr_len;
 
+	/* An XRC target answers with XRC's codes for RC's answers. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		pkt->opcode |= SROCE_TRANSPORT_XRC;
+	hdr_len = sroce_opcode_get(pkt->opcode)->hdr_len;
 	pkt->pkey = SROCE_DEFAULT_PKEY;
 	pkt->dqpn = qp->dest_qpn;
 	pkt->pad = sroce_pad_for(payload);
@@ -95,6 +99,41 @@ static u8 sroce_resp_ack_syndrome(void)
 	return sroce_aeth_ack(SROCE_AETH_CREDITS_INVALID);
 }
 
+/*
+ * XRC target: what a request or answer of SRQ @srqn works with. Pushed
+ * around each one, under resp_lock: the SRQ (referenced) and its PD in
+ * qp->xrc_srq and qp->xrc_pd, restored after (an answer built while a
+ * request executes may belong to another SRQ). An SRQ gone, or not of the
+ * target's domain, leaves both NULL: every key check then fails.
+ */
+struct sroce_xrc_ctx {
+	struct sroce_srq *srq;		/* what was there before */
+	struct ib_pd *pd;
+	struct sroce_srq *got;		/* referenced here, put by pop */
+};
+
+static void sroce_resp_xrc_push(struct sroce_qp *qp, u32 srqn,
+				struct sroce_xrc_ctx *ctx)
+{
+	ctx->srq = qp->xrc_srq;
+	ctx->pd = qp->xrc_pd;
+	ctx->got = NULL;
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT ||
+	    (qp->xrc_srq && qp->xrc_srq->srq_num == srqn))
+		return;
+	ctx->got = sroce_xrc_srq_get(qp->sdev, srqn, qp->ibqp.xrcd);
+	qp->xrc_srq = ctx->got;
+	qp->xrc_pd = ctx->got ? ctx->got->ibsrq.pd : NULL;
+}
+
+static void sroce_resp_xrc_pop(struct sroce_qp *qp, struct sroce_xrc_ctx *ctx)
+{
+	qp->xrc_srq = ctx->srq;
+	qp->xrc_pd = ctx->pd;
+	if (ctx->got)
+		sroce_srq_put(ctx->got);
+}
+
 /* ------------------------------------------------------------------------
  * Receive WQEs
  */
@@ -113,14 +152,18 @@ static int sroce_resp_get_wqe(struct sroce_qp *qp)
 		return 0;
 	if (qp->ibqp.srq)
 		err = sroce_srq_take(to_ssrq(qp->ibqp.srq), &qp->resp.rwqe);
+	else if (qp->xrc_srq)	/* XRC target: the SRQ the request names */
+		err = sroce_srq_take(qp->xrc_srq, &qp->resp.rwqe);
 	else
 		err = sroce_rq_fetch(&qp->rq, qp->max_recv_sge,
 				     &qp->resp.rwqe, &prod);
-	if (err == -EIO && !qp->ibqp.srq)
+	if (err == -EIO && !qp->ibqp.srq && !qp->xrc_srq)
 		sroce_qp_ring_error(qp);
 	if (err)
 		return err;
 	qp->resp.have_wqe = true;
+	if (qp->xrc_srq)
+		qp->resp.wqe_srqn = qp->xrc_srq->srq_num;
 	return 0;
 }
 
@@ -134,15 +177,23 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 {
 	struct sroce_queue *q = &qp->rq;
 
+	struct ib_cq *cq = qp->ibqp.recv_cq;
+	bool user = qp->is_user;
+
+	/* XRC target: the CQ of the SRQ the WQE came from (IBA A14). */
+	if (qp->xrc_srq) {
+		cq = qp->xrc_srq->ibsrq.ext.cq;
+		user = qp->xrc_srq->is_user;
+	}
 	cqe->wr_id = qp->resp.rwqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
-	cqe->kernel_qp = qp->is_user ? 0 : (uintptr_t)&qp->ibqp;
+	cqe->kernel_qp = user ? 0 : (uintptr_t)&qp->ibqp;
 	qp->resp.have_wqe = false;
 	if (q->hdr) {
 		q->idx++;
 		sroce_ring_store_cons(q->hdr, q->idx);
 	}
-	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
+	sroce_cq_post(to_scq(cq), cqe, solicited);
 }
 
 static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
@@ -176,13 +227,16 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
  */
 static int sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
 {
+	struct sroce_xrc_ctx ctx;
 	struct sroce_mr *mr;
 	int err = -EACCES;
 
 	if (res->executed)
 		return 0;
+	sroce_resp_xrc_push(qp, res->xrc_srqn, &ctx);
 	mr = sroce_resp_mr(qp, res->rkey, res->va, sizeof(u64),
 			   IB_ACCESS_REMOTE_ATOMIC);
+	sroce_resp_xrc_pop(qp, &ctx);
 	if (mr) {
 		err = sroce_mr_atomic(mr, res->va, res->cmp_swap, res->compare,
 				      res->swap_add, &res->orig);
@@ -193,7 +247,7 @@ static int sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
 		 */
 		if (err == -EAGAIN)
 			sroce_odp_fault(mr, res->va, sizeof(u64), sizeof(u64),
-					true, qp);
+					true, qp, SROCE_ODP_RESP);
 		sroce_mr_put(mr);
 		if (err == -EAGAIN)
 			return err;
@@ -259,8 +313,8 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	 * one longer than its SGEs is.
 	 */
 	err = pkt->payload_len > SROCE_MAX_MSG_SIZE - r->offset ? -ENOSPC :
-	      sroce_sgl_copy(qp, r->sge, r->num_sge, r->offset, &pb,
-			     pkt->payload_len, SROCE_TO_MR);
+	      sroce_sgl_copy(qp, SROCE_ODP_RESP, r->sge, r->num_sge,
+			     r->offset, &pb, pkt->payload_len, SROCE_TO_MR);
 	/* An ODP page is faulted in: the packet comes again (RNR NAK). */
 	if (err == -EAGAIN)
 		return SROCE_RESP_RNR;
@@ -352,7 +406,8 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 		 */
 		if (err == -EAGAIN)
 			sroce_odp_fault(mr, rs->write_va, pkt->payload_len,
-					rs->write_left, true, NULL);
+					rs->write_left, true, qp,
+					SROCE_ODP_RESP);
 		sroce_mr_put(mr);
 		if (err == -EAGAIN)
 			return SROCE_RESP_RNR;
@@ -638,7 +693,8 @@ static bool sroce_resp_build_read(struct sroce_qp *qp,
 		if (err == -EAGAIN) {
 			/* ODP: the rest waits for the fault, which kicks. */
 			sroce_odp_fault(mr, res->va + res->sent, n,
-					res->length - res->sent, false, qp);
+					res->length - res->sent, false, qp,
+					SROCE_ODP_RESP);
 			qp->resp.odp_wait = true;
 		}
 		if (mr)
@@ -712,8 +768,12 @@ static void sroce_resp_build(struct sroce_qp *qp, struct sk_buff_head *out,
 			     int budget)
 {
 	struct sroce_resp *rs = &qp->resp;
+	struct sroce_xrc_ctx ctx;
 	struct sroce_res *res;
+	bool built;
 
+	/* A build may find the page an ODP fault brought in: try again. */
+	rs->odp_wait = false;
 	while (sroce_resp_busy(qp) && budget-- > 0) {
 		res = rs->replay;
 		if (!res && rs->res_pending)
@@ -731,8 +791,11 @@ static void sroce_resp_build(struct sroce_qp *qp, struct sk_buff_head *out,
 			}
 			continue;
 		}
-		if (res->atomic ? !sroce_resp_build_atomic(qp, out, res) :
-				  !sroce_resp_build_read(qp, out, res))
+		sroce_resp_xrc_push(qp, res->xrc_srqn, &ctx);
+		built = res->atomic ? sroce_resp_build_atomic(qp, out, res) :
+				      sroce_resp_build_read(qp, out, res);
+		sroce_resp_xrc_pop(qp, &ctx);
+		if (!built)
 			return;
 	}
 }
@@ -765,6 +828,7 @@ static enum sroce_resp_result sroce_resp_queue(struct sroce_qp *qp,
 	*res = *r;
 	res->valid = true;
 	res->first_psn = pkt->psn;
+	res->xrc_srqn = pkt->xrc_srqn;
 	rs->res_head = (rs->res_head + 1) % rs->res_n;
 	rs->res_pending++;
 	rs->epsn = sroce_psn_add(pkt->psn, res->npsn);
@@ -838,8 +902,8 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 	 * NAK meanwhile), so that its turn rarely has to wait for it.
 	 */
 	if (sroce_mr_ready(mr, a->va, sizeof(u64), true) == -EAGAIN) {
-		sroce_odp_fault(mr, a->va, sizeof(u64), sizeof(u64), true,
-				NULL);
+		sroce_odp_fault(mr, a->va, sizeof(u64), sizeof(u64), true, qp,
+				SROCE_ODP_RESP);
 		sroce_mr_put(mr);
 		return SROCE_RESP_RNR;
 	}
@@ -848,7 +912,9 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 		return SROCE_RESP_NAK_INV;	/* beyond max_dest_rd_atomic */
 	/* Kept, so that a duplicate is answered, never executed twice. */
 	r.atomic = true;
-	r.cmp_swap = pkt->opcode == SROCE_OP_RC_COMPARE_SWAP;
+	/* RC's or XRC's: the operation is in the low five bits. */
+	r.cmp_swap = (pkt->opcode & ~SROCE_OPCODE_TRANSPORT_MASK) ==
+		     SROCE_OP_RC_COMPARE_SWAP;
 	r.npsn = 1;
 	r.va = a->va;
 	r.rkey = a->rkey;
@@ -911,7 +977,7 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 		err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
 	if (err == -EAGAIN)
 		sroce_odp_fault(mr, pkt->reth.va, sizeof(u64), sizeof(u64),
-				true, NULL);
+				true, qp, SROCE_ODP_RESP);
 	sroce_mr_put(mr);
 	if (err == -EAGAIN)
 		return SROCE_RESP_RNR;	/* an ODP page is faulted in */
@@ -1046,10 +1112,10 @@ static bool sroce_resp_in_sequence(struct sroce_qp *qp, u32 flags)
 	return flags & SROCE_OPF_FIRST;
 }
 
-static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
-						 struct sk_buff *skb,
-						 const struct sroce_pkt *pkt,
-						 struct sk_buff_head *out)
+static enum sroce_resp_result sroce_resp_dispatch(struct sroce_qp *qp,
+						  struct sk_buff *skb,
+						  const struct sroce_pkt *pkt,
+						  struct sk_buff_head *out)
 {
 	u32 flags = pkt->info->flags;
 
@@ -1068,6 +1134,31 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 	if (flags & SROCE_OPF_FLUSH)
 		return sroce_resp_flush_req(qp, pkt, out);
 	return SROCE_RESP_NAK_INV;
+}
+
+static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
+						 struct sk_buff *skb,
+						 const struct sroce_pkt *pkt,
+						 struct sk_buff_head *out)
+{
+	struct sroce_xrc_ctx ctx;
+	enum sroce_resp_result r;
+
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT)
+		return sroce_resp_dispatch(qp, skb, pkt, out);
+	/*
+	 * XRC (IBA A14): the request names an XRC SRQ of the target's
+	 * domain, which gives the receive WQE, the CQ and the PD its keys
+	 * are checked against; a message goes on into the SRQ it started
+	 * in. Anything else is an invalid request.
+	 */
+	if (qp->resp.have_wqe && qp->resp.wqe_srqn != pkt->xrc_srqn)
+		return SROCE_RESP_NAK_INV;
+	sroce_resp_xrc_push(qp, pkt->xrc_srqn, &ctx);
+	r = qp->xrc_srq ? sroce_resp_dispatch(qp, skb, pkt, out) :
+			  SROCE_RESP_NAK_INV;
+	sroce_resp_xrc_pop(qp, &ctx);
+	return r;
 }
 
 /*
@@ -1118,7 +1209,7 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 			     struct sk_buff_head *out)
 {
 	struct sroce_resp *rs = &qp->resp;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = sroce_qp_rc(qp);
 	enum sroce_resp_result r;
 	s32 d = sroce_psn_diff(pkt->psn, rs->epsn);
 	bool held;
@@ -1240,11 +1331,12 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	else
 		memcpy(grh, skb_network_header(skb), SROCE_GRH_BYTES);
 	grh_pb = (struct sroce_pktbuf){ .buf = grh };
-	err = sroce_sgl_copy(qp, r->sge, r->num_sge, 0, &grh_pb,
-			     SROCE_GRH_BYTES, SROCE_TO_MR);
+	err = sroce_sgl_copy(qp, SROCE_ODP_RESP, r->sge, r->num_sge, 0,
+			     &grh_pb, SROCE_GRH_BYTES, SROCE_TO_MR);
 	if (!err)
-		err = sroce_sgl_copy(qp, r->sge, r->num_sge, SROCE_GRH_BYTES,
-				     &pb, pkt->payload_len, SROCE_TO_MR);
+		err = sroce_sgl_copy(qp, SROCE_ODP_RESP, r->sge, r->num_sge,
+				     SROCE_GRH_BYTES, &pb, pkt->payload_len,
+				     SROCE_TO_MR);
 	if (err == -EAGAIN) {
 		/* ODP: dropped, the WQE kept for the next datagram. */
 		sroce_qp_count(qp, SROCE_CNT_DROP(SROCE_DROP_NO_MEM), 1);
@@ -1374,8 +1466,6 @@ void sroce_resp_run(struct sroce_qp *qp)
 
 	__skb_queue_head_init(&out);
 	spin_lock_bh(&qp->resp_lock);
-	/* Any kick may be the ODP fault's: try again. */
-	qp->resp.odp_wait = false;
 	if (sroce_resp_state_ok(qp))
 		sroce_resp_build(qp, &out, SROCE_READ_BURST);
 	more = sroce_resp_busy(qp) && sroce_resp_state_ok(qp) &&
@@ -1537,6 +1627,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	}
 	__skb_queue_purge(&rs->txq);
 	rs->have_wqe = false;
+	rs->odp_wait = false;
 	rs->last_wqe_sent = false;
 	rs->in_send = false;
 	rs->in_write = false;
@@ -1580,6 +1671,30 @@ static void sroce_resp_flush_srq(struct sroce_qp *qp, struct sroce_cqe *cqe)
 	spin_unlock_bh(&qp->resp_lock);
 	if (last)
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/*
+ * An XRC target flushes the WQE it holds into the CQ of the SRQ it came
+ * from, if that SRQ is still there; the SRQ's other WQEs stay.
+ */
+static void sroce_resp_flush_xrc(struct sroce_qp *qp, struct sroce_cqe *cqe)
+{
+	struct sroce_srq *srq;
+
+	spin_lock_bh(&qp->resp_lock);
+	sroce_resp_forget(qp);
+	if (qp->resp.have_wqe) {
+		srq = sroce_xrc_srq_get(qp->sdev, qp->resp.wqe_srqn,
+					qp->ibqp.xrcd);
+		if (srq) {
+			cqe->wr_id = qp->resp.rwqe.wr_id;
+			cqe->kernel_qp = srq->is_user ? 0 : cqe->kernel_qp;
+			sroce_cq_post(to_scq(srq->ibsrq.ext.cq), cqe, true);
+			sroce_srq_put(srq);
+		}
+		qp->resp.have_wqe = false;
+	}
+	spin_unlock_bh(&qp->resp_lock);
 }
 
 /*
@@ -1639,6 +1754,11 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	if (qp->ibqp.srq) {
 		sroce_resp_ack_release(qp);
 		sroce_resp_flush_srq(qp, &cqe);
+		return;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		sroce_resp_ack_release(qp);
+		sroce_resp_flush_xrc(qp, &cqe);
 		return;
 	}
 	if (!q->hdr)

@@ -10,58 +10,48 @@
 #include "sroce_qp.h"
 #include "sroce_verbs.h"
 
-/* Bytes faulted in at once, ahead of the access that missed. */
-#define SROCE_ODP_FAULT_AHEAD	(4ULL << 20)
-/* Fault work items queued per region at most; more waits for a retry. */
-#define SROCE_ODP_MAX_FAULTS	64
+/*
+ * Bytes faulted in at once, ahead of the access that missed: a fault of
+ * 1 MiB took some 100 ms in the rig's emulated guests, which the answers
+ * waiting for it should not much exceed.
+ */
+#define SROCE_ODP_FAULT_AHEAD	BIT_ULL(20)
+/* Advice work items queued per region at most; more are not queued. */
+#define SROCE_ODP_MAX_ADVICE	64
 
 static struct workqueue_struct *sroce_odp_wq;
-
-struct sroce_odp_fault {
-	struct work_struct work;
-	struct sroce_mr *mr;		/* referenced */
-	struct sroce_qp *qp;		/* referenced; kicked when done */
-	u64 iova;			/* where the access missed */
-	u64 len;			/* bytes that must come in */
-	u64 ahead;			/* bytes tried first (>= len) */
-	bool write;
-};
 
 static void sroce_odp_fault_work(struct work_struct *work)
 {
 	struct sroce_odp_fault *f = container_of(work, struct sroce_odp_fault,
 						 work);
+	struct sroce_mr *mr = f->mr;
+	struct sroce_qp *qp = f->qp;
 
-	sroce_odp_fault_in(f->mr, f->iova, f->len, f->ahead, f->write);
-	atomic_dec(&f->mr->faults);
-	sroce_mr_put(f->mr);
-	if (f->qp) {
-		sroce_qp_kick(f->qp);
-		sroce_qp_put(f->qp);
+	sroce_odp_fault_in(mr, f->iova, f->len, f->ahead, f->write, !!qp);
+	sroce_mr_put(mr);
+	if (!qp) {
+		/* An advice: its own allocation. */
+		atomic_dec(&mr->faults);
+		kfree(f);
+		return;
 	}
-	kfree(f);
+	/*
+	 * The QP's own: free for the next fault before the kick, so that
+	 * what the kick runs can queue one; f is the QP's, untouched once
+	 * the reference is gone.
+	 */
+	clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
+	sroce_qp_kick(qp);
+	sroce_qp_put(qp);
 }
 
-/*
- * Queue a fault of [iova, iova + len) of the ODP region @mr, and of up to
- * @ahead bytes from @iova if it can (the rest of the message or buffer),
- * for writing if @write; kick @qp (if any) when it is done. Any context;
- * the caller holds references to @mr and @qp. Nothing is queued when the
- * region has SROCE_ODP_MAX_FAULTS queued already or memory is short: the
- * caller's retry asks again.
- */
-void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		     bool write, struct sroce_qp *qp)
+static void sroce_odp_fault_fill(struct sroce_odp_fault *f,
+				 struct sroce_mr *mr, u64 iova, u64 len,
+				 u64 ahead, bool write)
 {
 	u64 left = mr->length - (iova - mr->iova);
-	struct sroce_odp_fault *f;
 
-	if (atomic_inc_return(&mr->faults) > SROCE_ODP_MAX_FAULTS)
-		goto out;
-	f = kzalloc(sizeof(*f), GFP_ATOMIC);
-	if (!f)
-		goto out;
-	INIT_WORK(&f->work, sroce_odp_fault_work);
 	f->iova = iova;
 	f->len = min(max_t(u64, len, 1), left);
 	f->ahead = max(f->len, min3(ahead, left, SROCE_ODP_FAULT_AHEAD));
@@ -69,12 +59,63 @@ void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 	f->write = write || mr->odp->umem.writable;
 	refcount_inc(&mr->refs);
 	f->mr = mr;
-	if (qp && refcount_inc_not_zero(&qp->refs))
-		f->qp = qp;
+}
+
+/*
+ * Fault [iova, iova + len) of the ODP region @mr in, and up to @ahead
+ * bytes from @iova if it can (the rest of the message or buffer), for
+ * writing if @write, from a work item; any context, the caller holds
+ * references to @mr and @qp. Each side of a QP (@side, enum
+ * sroce_odp_side) has one fault of its own: while it is queued or
+ * running, another is not queued, and the one in flight kicks the QP when
+ * it is done, whose engines then try again (and ask for the next fault if
+ * they still miss). So a QP always gets its kick, at most two faults per
+ * QP are in flight, and none is allocated.
+ */
+void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		     bool write, struct sroce_qp *qp, int side)
+{
+	struct sroce_odp_fault *f = &qp->odp_fault[side];
+
+	if (test_and_set_bit_lock(SROCE_ODP_FAULT_PENDING, &f->pending))
+		return;
+	/* A QP being destroyed waits for no kick. */
+	if (!refcount_inc_not_zero(&qp->refs)) {
+		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
+		return;
+	}
+	sroce_odp_fault_fill(f, mr, iova, len, ahead, write);
+	f->qp = qp;
 	queue_work(sroce_odp_wq, &f->work);
-	return;
+}
+
+void sroce_odp_fault_init(struct sroce_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++)
+		INIT_WORK(&qp->odp_fault[i].work, sroce_odp_fault_work);
+}
+
+/* An asynchronous ibv_advise_mr() prefetch; false if none was queued. */
+static bool sroce_odp_advise_async(struct sroce_mr *mr, u64 iova, u64 len,
+				   bool write)
+{
+	struct sroce_odp_fault *f;
+
+	if (atomic_inc_return(&mr->faults) > SROCE_ODP_MAX_ADVICE)
+		goto out;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		goto out;
+	INIT_WORK(&f->work, sroce_odp_fault_work);
+	sroce_odp_fault_fill(f, mr, iova, len, len, write);
+	f->ahead = f->len;	/* the advice's range, whole */
+	queue_work(sroce_odp_wq, &f->work);
+	return true;
 out:
 	atomic_dec(&mr->faults);
+	return false;
 }
 
 /*
@@ -85,9 +126,10 @@ out:
  * (LOC_LEN_ERR) and -EACCES/-EFAULT on a bad key (LOC_PROT_ERR). @offset
  * is 64-bit: up to 32 SGEs of up to 4 GiB each add up to more than a u32
  * holds. -EAGAIN: a page of ODP memory was not mapped; its fault, and
- * that of the rest of the SGE, is queued and kicks @qp when done.
+ * that of the rest of the SGE, is queued on @qp's @side (enum
+ * sroce_odp_side) and kicks @qp when done.
  */
-int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
+int sroce_sgl_copy(struct sroce_qp *qp, int side, const struct sroce_sge *sge,
 		   u32 num_sge, u64 offset, struct sroce_pktbuf *pb, u32 len,
 		   enum sroce_copy_dir dir)
 {
@@ -111,7 +153,7 @@ int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
 			mr = sroce_mr_get(qp->sdev, sge[i].lkey);
 			if (!mr)
 				return -EACCES;
-			err = sroce_mr_check(mr, qp->ibqp.pd, sge[i].addr,
+			err = sroce_mr_check(mr, sroce_qp_pd(qp), sge[i].addr,
 					     sge[i].length, access);
 			if (!err)
 				err = sroce_mr_copy(mr, sge[i].addr + offset,
@@ -119,7 +161,7 @@ int sroce_sgl_copy(struct sroce_qp *qp, const struct sroce_sge *sge,
 			if (err == -EAGAIN)
 				sroce_odp_fault(mr, sge[i].addr + offset, n,
 						sge[i].length - offset,
-						dir == SROCE_TO_MR, qp);
+						dir == SROCE_TO_MR, qp, side);
 			sroce_mr_put(mr);
 			if (err)
 				return err;
@@ -141,6 +183,7 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
 {
 	struct sroce_mr *mr;
 	int err = 0;
+	u64 win;
 	u32 i;
 
 	if (!atomic_read(&qp->sdev->num_odp_mr))
@@ -151,13 +194,18 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
 		mr = sroce_mr_get(qp->sdev, sge[i].lkey);
 		if (!mr)
 			continue;
+		/*
+		 * The first SROCE_ODP_FAULT_AHEAD bytes only: the rest of a
+		 * long READ is faulted as its answers miss (the completer
+		 * drops one, and the fault's kick asks for it again).
+		 */
+		win = min_t(u64, sge[i].length, SROCE_ODP_FAULT_AHEAD);
 		if (mr->kind == SROCE_MR_ODP &&
-		    !sroce_mr_check(mr, qp->ibqp.pd, sge[i].addr,
+		    !sroce_mr_check(mr, sroce_qp_pd(qp), sge[i].addr,
 				    sge[i].length, IB_ACCESS_LOCAL_WRITE) &&
-		    sroce_mr_ready(mr, sge[i].addr, sge[i].length,
-				   true) == -EAGAIN) {
-			sroce_odp_fault(mr, sge[i].addr, sge[i].length,
-					sge[i].length, true, qp);
+		    sroce_mr_ready(mr, sge[i].addr, win, true) == -EAGAIN) {
+			sroce_odp_fault(mr, sge[i].addr, win, win, true, qp,
+					SROCE_ODP_REQ);
 			err = -EAGAIN;
 		}
 		sroce_mr_put(mr);
@@ -203,9 +251,12 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 			/* NO_FAULT costs no more than the call: done now. */
 			err = sroce_odp_prefetch(mr, sg_list[i].addr,
 						 sg_list[i].length, write, fault);
-		} else if (!err) {
-			sroce_odp_fault(mr, sg_list[i].addr, sg_list[i].length,
-					sg_list[i].length, write, NULL);
+		} else if (!err &&
+			   !sroce_odp_advise_async(mr, sg_list[i].addr,
+						   sg_list[i].length, write)) {
+			/* Too many queued: this one now. */
+			err = sroce_odp_prefetch(mr, sg_list[i].addr,
+						 sg_list[i].length, write, true);
 		}
 		sroce_mr_put(mr);
 	}
@@ -214,7 +265,8 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 
 int sroce_odp_wq_init(void)
 {
-	sroce_odp_wq = alloc_workqueue("sroce_odp", WQ_UNBOUND, 0);
+	/* High priority: engines wait for it (a user spinning on a CQ too). */
+	sroce_odp_wq = alloc_workqueue("sroce_odp", WQ_UNBOUND | WQ_HIGHPRI, 0);
 	return sroce_odp_wq ? 0 : -ENOMEM;
 }
 

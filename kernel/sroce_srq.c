@@ -53,7 +53,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 n, stride;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	err = sroce_srq_check_attr(&init->attr, false);
 	if (err)
@@ -68,6 +68,8 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	srq->sdev = sdev;
 	srq->is_user = !!udata;
+	refcount_set(&srq->refs, 1);
+	init_completion(&srq->released);
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
 	mutex_init(&srq->resize_lock);
@@ -80,11 +82,15 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_count;
 	srq->max_sge = min_t(u32, sroce_recv_wqe_sge_room(stride),
 			     SROCE_MAX_SRQ_SGE);
-	err = xa_alloc_cyclic_irq(&sdev->srq_xa, &srq->srq_num, srq,
+	/* The number now, the SRQ for XRC lookups once it is complete. */
+	err = xa_alloc_cyclic_irq(&sdev->srq_xa, &srq->srq_num, NULL,
 				  XA_LIMIT(1, SROCE_MAX_SRQ), &sdev->srq_next,
 				  GFP_KERNEL);
 	if (err < 0)
 		goto err_queue;
+	/* The XRC SRQ number requesters name in the XRCETH. */
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srq_num;
 
 	if (udata) {
 		sroce_queue_info(&srq->rq, &resp.rq);
@@ -96,6 +102,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	}
 	init->attr.max_wr = n;
 	init->attr.max_sge = srq->max_sge;
+	xa_store_irq(&sdev->srq_xa, srq->srq_num, srq, GFP_KERNEL);
 	sroce_dbg(sdev, "srq %u created, %u entries\n", srq->srq_num, n);
 	return 0;
 
@@ -302,8 +309,16 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 	struct sroce_dev *sdev = srq->sdev;
 
-	/* ib_core refuses while QPs are attached: no responder uses it. */
+	/*
+	 * ib_core refuses while QPs are attached; XRC targets take it only
+	 * by number: once unpublished, wait for those that have it, and for
+	 * the RCU readers that may have found it (ib_core frees it).
+	 */
 	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
+	sroce_srq_put(srq);
+	wait_for_completion(&srq->released);
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		synchronize_rcu();
 	sroce_queue_cleanup(&srq->rq);
 	mutex_destroy(&srq->resize_lock);
 	atomic_dec(&sdev->num_srq);
@@ -327,6 +342,32 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	err = sroce_rq_post_kernel(&srq->rq, srq->max_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&srq->post_lock, flags);
 	return err;
+}
+
+/*
+ * The XRC SRQ numbered @srq_num if it belongs to @xrcd (IBA A14: an XRC
+ * target receives only into the SRQs of its domain), referenced; NULL
+ * otherwise. Any context.
+ */
+struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srq_num,
+				    struct ib_xrcd *xrcd)
+{
+	struct sroce_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&sdev->srq_xa, srq_num);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    srq->ibsrq.ext.xrc.xrcd != xrcd ||
+		    !refcount_inc_not_zero(&srq->refs)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+void sroce_srq_put(struct sroce_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->refs))
+		complete(&srq->released);
 }
 
 /*

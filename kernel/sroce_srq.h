@@ -20,6 +20,9 @@ struct sroce_srq {
 	u32 limit;		/* armed SRQ limit; 0: not armed */
 	bool error;		/* IB_EVENT_SRQ_ERR raised */
 	u32 srq_num;
+	/* XRC SRQs: XRC targets look them up by number (sroce_xrc_srq_get). */
+	refcount_t refs;	/* lookups in flight + 1 while it exists */
+	struct completion released;
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
@@ -28,5 +31,8 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
 }
 
 int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *r);
+struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srq_num,
+				    struct ib_xrcd *xrcd);
+void sroce_srq_put(struct sroce_srq *srq);
 
 #endif /* SROCE_SRQ_H */

@@ -151,6 +151,27 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 }
 
 /*
+ * XRC domains hold nothing of ours: ib_core keeps their SRQs and targets
+ * and refuses to free one in use. Counted against the PD limit.
+ */
+int sroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibxrcd->device);
+
+	if (atomic_inc_return(&sdev->num_xrcd) > SROCE_MAX_PD) {
+		atomic_dec(&sdev->num_xrcd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibxrcd->device)->num_xrcd);
+	return 0;
+}
+
+/*
  * Resolve a RoCEv2 address vector. The core has already resolved the
  * source GID entry (grh.sgid_attr) and the destination MAC (roce.dmac).
  */

@@ -75,6 +75,8 @@ int sroce_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void sroce_dealloc_ucontext(struct ib_ucontext *uctx);
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int sroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
 int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);

@@ -41,8 +41,8 @@ enum : uint8_t {
 
 struct SendOpInfo {
 	SendKind kind;
-	uint8_t qp_types; /* bit (1 << ibv_qp_type) per QP type allowed */
-	uint8_t flags;    /* SEND_OP_* */
+	uint16_t qp_types; /* bit (1 << ibv_qp_type) per QP type allowed */
+	uint8_t flags;     /* SEND_OP_* */
 };
 
 /* Entries of the opcode table: ibv_wr_opcode values 0 .. 15. */

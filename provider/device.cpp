@@ -64,6 +64,7 @@ constexpr verbs_context_ops make_context_ops()
 	ops.alloc_td = alloc_td;
 	ops.attach_mcast = ibv_cmd_attach_mcast;
 	ops.bind_mw = bind_mw;
+	ops.close_xrcd = close_xrcd;
 	ops.create_ah = create_ah;
 	ops.create_cq = create_cq;
 	ops.create_cq_ex = create_cq_ex;
@@ -82,8 +83,11 @@ constexpr verbs_context_ops make_context_ops()
 	ops.detach_mcast = ibv_cmd_detach_mcast;
 	ops.free_context = free_context;
 	ops.free_dm = free_dm;
+	ops.get_srq_num = get_srq_num;
 	ops.modify_qp = modify_qp;
 	ops.modify_srq = modify_srq;
+	ops.open_qp = open_qp;
+	ops.open_xrcd = open_xrcd;
 	ops.poll_cq = poll_cq;
 	ops.post_recv = post_recv;
 	ops.post_send = post_send;
@@ -103,7 +107,7 @@ constexpr verbs_context_ops make_context_ops()
 
 constexpr verbs_context_ops context_ops = make_context_ops();
 
-static_assert(!context_ops.open_xrcd && !context_ops.create_wq && !context_ops.import_dm,
+static_assert(!context_ops.create_wq && !context_ops.import_dm,
               "not supported: left to libibverbs' EOPNOTSUPP stubs");
 
 verbs_context *alloc_context(ibv_device *ibdev, int cmd_fd, void * /* private_data */)

@@ -351,6 +351,10 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr);
 int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask);
 int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask, ibv_qp_init_attr *init_attr);
 int destroy_qp(ibv_qp *ibqp);
+ibv_qp *open_qp(ibv_context *ibctx, ibv_qp_open_attr *attr);
+ibv_xrcd *open_xrcd(ibv_context *ibctx, ibv_xrcd_init_attr *attr);
+int close_xrcd(ibv_xrcd *ibxrcd);
+int get_srq_num(ibv_srq *ibsrq, uint32_t *srq_num);
 
 ibv_srq *create_srq(ibv_pd *ibpd, ibv_srq_init_attr *attr);
 ibv_srq *create_srq_ex(ibv_context *ibctx, ibv_srq_init_attr_ex *attr);

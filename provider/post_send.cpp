@@ -39,15 +39,17 @@ static_assert(int(IBV_WR_BIND_MW) == IB_UVERBS_WR_BIND_MW);
 static_assert(int(IBV_WR_SEND_WITH_INV) == IB_UVERBS_WR_SEND_WITH_INV);
 static_assert(int(IBV_WR_ATOMIC_WRITE) == SROCE_WR_ATOMIC_WRITE);
 
-constexpr uint8_t qpt(ibv_qp_type type)
+constexpr uint16_t qpt(ibv_qp_type type)
 {
-	return uint8_t(1u << type);
+	return uint16_t(1u << type);
 }
 
-constexpr uint8_t RC = qpt(IBV_QPT_RC);
-constexpr uint8_t UC = qpt(IBV_QPT_UC);
-constexpr uint8_t UD = qpt(IBV_QPT_UD);
-static_assert(IBV_QPT_UD < 8, "QP type bits must fit in SendOpInfo::qp_types");
+constexpr uint16_t RC = qpt(IBV_QPT_RC);
+constexpr uint16_t UC = qpt(IBV_QPT_UC);
+constexpr uint16_t UD = qpt(IBV_QPT_UD);
+/* XRC initiator: RC's operations but A19's (IBA A14). */
+constexpr uint16_t XS = qpt(IBV_QPT_XRC_SEND);
+static_assert(IBV_QPT_XRC_RECV < 16, "QP type bits must fit in SendOpInfo::qp_types");
 
 struct SendOpTable {
 	SendOpInfo op[SEND_OPCODE_COUNT];
@@ -58,14 +60,14 @@ constexpr SendOpTable make_send_ops()
 	SendOpTable t{};
 	const uint8_t data = SEND_OP_SGES | SEND_OP_INLINE;
 
-	t.op[IBV_WR_SEND] = {SendKind::send, RC | UC | UD, data};
-	t.op[IBV_WR_SEND_WITH_IMM] = {SendKind::send, RC | UC | UD, data | SEND_OP_IMM};
-	t.op[IBV_WR_SEND_WITH_INV] = {SendKind::send, RC, data | SEND_OP_INV};
-	t.op[IBV_WR_RDMA_WRITE] = {SendKind::rdma_write, RC | UC, data};
-	t.op[IBV_WR_RDMA_WRITE_WITH_IMM] = {SendKind::rdma_write, RC | UC, data | SEND_OP_IMM};
-	t.op[IBV_WR_RDMA_READ] = {SendKind::rdma_read, RC, SEND_OP_SGES};
-	t.op[IBV_WR_ATOMIC_CMP_AND_SWP] = {SendKind::atomic, RC, SEND_OP_SGES};
-	t.op[IBV_WR_ATOMIC_FETCH_AND_ADD] = {SendKind::atomic, RC, SEND_OP_SGES};
+	t.op[IBV_WR_SEND] = {SendKind::send, RC | UC | UD | XS, data};
+	t.op[IBV_WR_SEND_WITH_IMM] = {SendKind::send, RC | UC | UD | XS, data | SEND_OP_IMM};
+	t.op[IBV_WR_SEND_WITH_INV] = {SendKind::send, RC | XS, data | SEND_OP_INV};
+	t.op[IBV_WR_RDMA_WRITE] = {SendKind::rdma_write, RC | UC | XS, data};
+	t.op[IBV_WR_RDMA_WRITE_WITH_IMM] = {SendKind::rdma_write, RC | UC | XS, data | SEND_OP_IMM};
+	t.op[IBV_WR_RDMA_READ] = {SendKind::rdma_read, RC | XS, SEND_OP_SGES};
+	t.op[IBV_WR_ATOMIC_CMP_AND_SWP] = {SendKind::atomic, RC | XS, SEND_OP_SGES};
+	t.op[IBV_WR_ATOMIC_FETCH_AND_ADD] = {SendKind::atomic, RC | XS, SEND_OP_SGES};
 	t.op[IBV_WR_LOCAL_INV] = {SendKind::local_inv, RC | UC, SEND_OP_INV};
 	t.op[IBV_WR_BIND_MW] = {SendKind::bind_mw, RC | UC, 0};
 	t.op[IBV_WR_ATOMIC_WRITE] = {SendKind::atomic_write, RC, SEND_OP_EX_ONLY};
@@ -83,8 +85,8 @@ static_assert(IBV_WR_ATOMIC_WRITE < SEND_OPCODE_COUNT && SROCE_WR_FLUSH < SEND_O
 /* libibverbs 44 leaves 14 free for IBV_WR_FLUSH (its later value). */
 static_assert(SROCE_WR_FLUSH == IBV_WR_ATOMIC_WRITE - 1);
 static_assert(send_ops.op[SROCE_WR_FLUSH].flags == SEND_OP_EX_ONLY);
-static_assert(send_ops.op[IBV_WR_SEND].qp_types == (RC | UC | UD));
-static_assert(send_ops.op[IBV_WR_RDMA_READ].qp_types == RC);
+static_assert(send_ops.op[IBV_WR_SEND].qp_types == (RC | UC | UD | XS));
+static_assert(send_ops.op[IBV_WR_RDMA_READ].qp_types == (RC | XS));
 
 constexpr SendOpInfo invalid_op{SendKind::invalid, 0, 0};
 
@@ -240,7 +242,8 @@ int send_wr_check(const WorkQueue &sq, ibv_qp_type qp_type, const ibv_send_wr &w
 	const SendOpInfo &op = send_op_info(wr_opcode(wr));
 	int err;
 
-	if (op.kind == SendKind::invalid || uint32_t(qp_type) >= 8 || !(op.qp_types & qpt(qp_type)))
+	if (op.kind == SendKind::invalid || uint32_t(qp_type) >= 16 ||
+	    !(op.qp_types & qpt(qp_type)))
 		return EINVAL;
 	if (wr.send_flags & ~SROCE_WQE_FLAGS_ALL)
 		return EINVAL;
@@ -269,6 +272,8 @@ void send_wqe_build(sroce_send_wqe *wqe, const ibv_send_wr &wr, ibv_qp_type qp_t
 	else if (op.flags & SEND_OP_INV)
 		wqe->ex.invalidate_rkey = wr.invalidate_rkey;
 	build_remote(wqe, op, wr, qp_type == IBV_QPT_UD);
+	if (qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr.qp_type.xrc.remote_srqn;
 	if (!(op.flags & SEND_OP_SGES))
 		return;
 	if (wr.send_flags & IBV_SEND_INLINE)

@@ -249,6 +249,11 @@ void ex_set_ud_addr(ibv_qp_ex *qpx, ibv_ah *ah, uint32_t remote_qpn, uint32_t re
 	x.cur.wr.ud.remote_qkey = remote_qkey;
 }
 
+void ex_set_xrc_srqn(ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	qp_of(qpx).ex.cur.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 void ex_set_sge_list(ibv_qp_ex *qpx, size_t num_sge, const ibv_sge *sg_list)
 {
 	QpExState &x = qp_of(qpx).ex;
@@ -322,6 +327,7 @@ int qp_ex_setup(Qp &qp, uint64_t send_ops_flags)
 	q.wr_bind_mw = ex_bind_mw;
 	q.wr_local_inv = ex_local_inv;
 	q.wr_set_ud_addr = ex_set_ud_addr;
+	q.wr_set_xrc_srqn = ex_set_xrc_srqn;
 	q.wr_set_sge = ex_set_sge;
 	q.wr_set_sge_list = ex_set_sge_list;
 	q.wr_set_inline_data = ex_set_inline_data;

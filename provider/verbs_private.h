@@ -266,6 +266,16 @@ struct ibv_query_port {
 	ib_uverbs_query_port core_payload;
 };
 
+struct ibv_open_xrcd {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_open_xrcd core_payload;
+};
+
+struct ibv_open_qp {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_open_qp core_payload;
+};
+
 struct ibv_alloc_pd {
 	ib_uverbs_cmd_hdr hdr;
 	ib_uverbs_alloc_pd core_payload;
@@ -389,6 +399,13 @@ int ibv_cmd_rereg_mr(verbs_mr *vmr, uint32_t flags, void *addr, size_t length, u
                      int access, ibv_pd *pd, struct ibv_rereg_mr *cmd, size_t cmd_sz,
                      ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
+int ibv_cmd_open_xrcd(ibv_context *context, verbs_xrcd *xrcd, int vxrcd_size,
+                      ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
+                      ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(ibv_context *context, verbs_qp *qp, int vqp_sz, ibv_qp_open_attr *attr,
+                    struct ibv_open_qp *cmd, size_t cmd_size, ib_uverbs_create_qp_resp *resp,
+                    size_t resp_size);
 int ibv_cmd_advise_mr(ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
                       ibv_sge *sg_list, uint32_t num_sge);
 /* @link: driver attributes chained to the command; we pass none. */
@@ -508,6 +525,8 @@ static_assert(sizeof(ex_hdr) == 24);
 static_assert(sizeof(struct ibv_get_context) == 16);
 static_assert(sizeof(struct ibv_query_port) == 24);
 static_assert(sizeof(struct ibv_alloc_pd) == 16);
+static_assert(sizeof(struct ibv_open_xrcd) == 24);
+static_assert(sizeof(struct ibv_open_qp) == 40);
 static_assert(sizeof(struct ibv_reg_mr) == 48);
 static_assert(sizeof(struct ibv_rereg_mr) ==
               sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_rereg_mr));

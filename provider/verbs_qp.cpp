@@ -27,10 +27,11 @@ static_assert(udata_packed<CreateSrqResp>() && udata_packed<ModifySrqCmd>());
 /* Extended commands pass udata in 8-byte words. */
 static_assert(sizeof(sroce_create_qp_cmd) % 8 == 0 && sizeof(sroce_create_qp_resp) % 8 == 0);
 
-constexpr uint32_t supported_qp_comp_mask =
-    IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+constexpr uint32_t supported_qp_comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+                                            IBV_QP_INIT_ATTR_CREATE_FLAGS |
+                                            IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 constexpr uint32_t supported_srq_comp_mask =
-    IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ;
+    IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
 
 int check_qp_attr(const ibv_qp_init_attr_ex &attr)
 {
@@ -38,16 +39,21 @@ int check_qp_attr(const ibv_qp_init_attr_ex &attr)
 		return EOPNOTSUPP;
 	if ((attr.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr.create_flags)
 		return EOPNOTSUPP;
-	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_PD) || !attr.pd)
-		return EINVAL;
 	if ((attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr.send_ops_flags & ~QP_EX_SUPPORTED_OPS))
 		return EOPNOTSUPP;
+	/* An XRC target belongs to an XRC domain; every other QP to a PD. */
+	if (attr.qp_type == IBV_QPT_XRC_RECV)
+		return (attr.comp_mask & IBV_QP_INIT_ATTR_XRCD) && attr.xrcd ? 0 : EINVAL;
+	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_PD) || !attr.pd)
+		return EINVAL;
 	switch (attr.qp_type) {
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 		return 0;
+	case IBV_QPT_XRC_SEND: /* sends only: no receive queue, no SRQ */
+		return attr.srq ? EINVAL : 0;
 	default:
 		return EOPNOTSUPP;
 	}
@@ -109,7 +115,7 @@ ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex *attr)
 
 	if (err)
 		return fail<ibv_qp>(err);
-	Pd *domain = parent_domain_of(attr->pd);
+	Pd *domain = attr->qp_type == IBV_QPT_XRC_RECV ? nullptr : parent_domain_of(attr->pd);
 	DomainOwned<Qp> qp(domain_zalloc<Qp>(domain, kResQp));
 	if (!qp)
 		return nullptr;
@@ -124,6 +130,12 @@ ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex *attr)
 		return fail<ibv_qp>(err);
 	auto destroy = on_scope_exit([&qp] { ibv_cmd_destroy_qp(&qp->vqp.qp); });
 
+	/*
+	 * An XRC target is the kernel's (it answers from the SRQs its
+	 * requests name): the kernel maps no ring for it, and the response
+	 * has none (resp.drv stays zero). An XRC initiator has no receive
+	 * ring.
+	 */
 	err = map_qp(*qp, ibctx, resp.drv, attr->srq != nullptr);
 	if (err)
 		return fail<ibv_qp>(err);
@@ -149,8 +161,11 @@ int map_srq(Srq &srq, ibv_context *ibctx, const sroce_create_srq_resp &resp, uin
 		return err;
 	srq.rq.max_sge = std::min(*max_sge, recv_sge_room(srq.rq));
 	*max_sge = srq.rq.max_sge;
-	srq.vsrq.srq_type = IBV_SRQT_BASIC;
-	srq.vsrq.srq_num = resp.srq_num;
+	if (!srq.vsrq.srq_type)
+		srq.vsrq.srq_type = IBV_SRQT_BASIC;
+	/* An XRC SRQ's number came with the core's response (srqn). */
+	if (srq.vsrq.srq_type != IBV_SRQT_XRC)
+		srq.vsrq.srq_num = resp.srq_num;
 	return 0;
 }
 
@@ -158,11 +173,17 @@ int check_srq_attr(const ibv_srq_init_attr_ex &attr)
 {
 	if (attr.comp_mask & ~supported_srq_comp_mask)
 		return EOPNOTSUPP;
-	if ((attr.comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr.srq_type != IBV_SRQT_BASIC)
-		return EOPNOTSUPP;
 	if (!(attr.comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr.pd)
 		return EINVAL;
-	return 0;
+	if (!(attr.comp_mask & IBV_SRQ_INIT_ATTR_TYPE) || attr.srq_type == IBV_SRQT_BASIC)
+		return 0;
+	if (attr.srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	/* An XRC SRQ: of an XRC domain, with the CQ its completions go to. */
+	return (attr.comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && attr.xrcd &&
+	               (attr.comp_mask & IBV_SRQ_INIT_ATTR_CQ) && attr.cq
+	           ? 0
+	           : EINVAL;
 }
 
 /* Swaps in the ring a resize produced; called with the SRQ's lock held. */
@@ -286,8 +307,9 @@ ibv_srq *create_srq_ex(ibv_context *ibctx, ibv_srq_init_attr_ex *attr)
 		return nullptr;
 	/* libibverbs' write fallback reads srq_type even without the TYPE bit. */
 	ibv_srq_init_attr_ex basic = *attr;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+		basic.srq_type = IBV_SRQT_BASIC;
 	basic.comp_mask |= IBV_SRQ_INIT_ATTR_TYPE;
-	basic.srq_type = IBV_SRQT_BASIC;
 	memset(&cmd, 0, sizeof(cmd));
 	err = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, &basic, &cmd, sizeof(cmd), resp.ibv(),
 	                            resp.size());
@@ -330,6 +352,61 @@ int query_srq(ibv_srq *ibsrq, ibv_srq_attr *attr)
 
 	memset(&cmd, 0, sizeof(cmd));
 	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int get_srq_num(ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	const Srq *srq = to_srq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
+}
+
+ibv_xrcd *open_xrcd(ibv_context *ibctx, ibv_xrcd_init_attr *attr)
+{
+	struct ibv_open_xrcd cmd;
+	ib_uverbs_open_xrcd_resp resp{};
+	Owned<verbs_xrcd> xrcd(zalloc<verbs_xrcd>());
+	int err;
+
+	if (!xrcd)
+		return fail<ibv_xrcd>(ENOMEM);
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_open_xrcd(ibctx, xrcd.get(), sizeof(*xrcd), attr, &cmd, sizeof(cmd), &resp,
+	                        sizeof(resp));
+	if (err)
+		return fail<ibv_xrcd>(err);
+	return &xrcd.release()->xrcd;
+}
+
+int close_xrcd(ibv_xrcd *ibxrcd)
+{
+	verbs_xrcd *xrcd = from_member<verbs_xrcd>(ibxrcd, offsetof(verbs_xrcd, xrcd));
+	int err = ibv_cmd_close_xrcd(xrcd);
+
+	if (!err)
+		zfree(xrcd);
+	return err;
+}
+
+/* Another process's (or this one's) XRC target, by number: no rings. */
+ibv_qp *open_qp(ibv_context *ibctx, ibv_qp_open_attr *attr)
+{
+	struct ibv_open_qp cmd;
+	ib_uverbs_create_qp_resp resp{};
+	DomainOwned<Qp> qp(domain_zalloc<Qp>(nullptr, kResQp));
+	int err;
+
+	if (!qp)
+		return nullptr;
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd, sizeof(cmd), &resp,
+	                      sizeof(resp));
+	if (err)
+		return fail<ibv_qp>(err);
+	return &qp.release()->vqp.qp;
 }
 
 int destroy_srq(ibv_srq *ibsrq)

@@ -52,6 +52,8 @@ sroce_pkt random_pkt(uint8_t op, std::mt19937_64 &rng)
 		          static_cast<uint32_t>(rng()) & SROCE_QPN_MASK};
 	if (f & SROCE_OPF_FETH)
 		p.feth = {static_cast<uint8_t>(rng() & 3), static_cast<uint8_t>(rng() & 0xf)};
+	if (f & SROCE_OPF_XRCETH)
+		p.xrc_srqn = static_cast<uint32_t>(rng()) & SROCE_QPN_MASK;
 
 	uint32_t len = 0;
 	if (info->fixed_payload)
@@ -154,6 +156,13 @@ TEST(Build, ReservedFieldsAreWrittenAsZero)
 	std::fill(b.begin(), b.end(), 0xff);
 	sroce_build(b.data(), &cnp);
 	EXPECT_EQ(Bytes(b.begin() + 12, b.begin() + 28), Bytes(16, 0));
+
+	/* XRCETH: a reserved byte, then the SRQ number (out of range: cut). */
+	sroce_pkt xrc = make_pkt(SROCE_OP_XRC_SEND_ONLY);
+	xrc.xrc_srqn = 0xff123456;
+	std::fill(b.begin(), b.end(), 0xff);
+	sroce_build(b.data(), &xrc);
+	EXPECT_EQ(Bytes(b.begin() + 12, b.begin() + 16), from_hex("00123456"));
 }
 
 TEST(Build, OutOfRangeQpnPsnAndPadAreTruncatedToTheirFields)
@@ -186,6 +195,6 @@ TEST(Build, ExtensionHeadersUseBigEndianIbaLayout)
 	pkt.atmeth = {0x0102030405060708ull, 0x090a0b0c, 0x1112131415161718ull,
 	              0x2122232425262728ull};
 	ASSERT_EQ(sroce_build(b.data(), &pkt), 40u);
-	EXPECT_EQ(Bytes(b.begin() + 12, b.end()),
+	EXPECT_EQ(Bytes(b.begin() + 12, b.begin() + 40),
 	          from_hex("0102030405060708 090a0b0c 1112131415161718 2122232425262728"));
 }

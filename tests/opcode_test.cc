@@ -2,7 +2,7 @@
 /*
  * The opcode table against an independent transcription of IBA Vol 1
  * Table 38 (opcodes) and 9.3 (extension headers per opcode), A19 (FLUSH,
- * ATOMIC WRITE) and A17.9.3 (CNP).
+ * ATOMIC WRITE), A17.9.3 (CNP) and A14 (XRC: an XRCETH in every request).
  */
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ struct IbaOpcode {
 
 constexpr uint32_t R = SROCE_OPF_RETH, A = SROCE_OPF_AETH, ATM = SROCE_OPF_ATMETH,
                    ACK8 = SROCE_OPF_ATMACK, I = SROCE_OPF_IMMDT, INV = SROCE_OPF_IETH,
-                   D = SROCE_OPF_DETH, F = SROCE_OPF_FETH;
+                   D = SROCE_OPF_DETH, F = SROCE_OPF_FETH, X = SROCE_OPF_XRCETH;
 
 const IbaOpcode kIba[] = {
     {0x00, "RC_SEND_FIRST", 12, 0, true},
@@ -69,6 +69,29 @@ const IbaOpcode kIba[] = {
     {0x64, "UD_SEND_ONLY", 20, D, true},
     {0x65, "UD_SEND_ONLY_WITH_IMM", 24, D | I, true},
     {0x81, "CNP", 28, 0, false},
+    {0xa0, "XRC_SEND_FIRST", 16, X, true},
+    {0xa1, "XRC_SEND_MIDDLE", 16, X, true},
+    {0xa2, "XRC_SEND_LAST", 16, X, true},
+    {0xa3, "XRC_SEND_LAST_WITH_IMM", 20, X | I, true},
+    {0xa4, "XRC_SEND_ONLY", 16, X, true},
+    {0xa5, "XRC_SEND_ONLY_WITH_IMM", 20, X | I, true},
+    {0xa6, "XRC_RDMA_WRITE_FIRST", 32, X | R, true},
+    {0xa7, "XRC_RDMA_WRITE_MIDDLE", 16, X, true},
+    {0xa8, "XRC_RDMA_WRITE_LAST", 16, X, true},
+    {0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMM", 20, X | I, true},
+    {0xaa, "XRC_RDMA_WRITE_ONLY", 32, X | R, true},
+    {0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMM", 36, X | R | I, true},
+    {0xac, "XRC_RDMA_READ_REQUEST", 32, X | R, false},
+    {0xad, "XRC_RDMA_READ_RESPONSE_FIRST", 16, A, true},
+    {0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", 12, 0, true},
+    {0xaf, "XRC_RDMA_READ_RESPONSE_LAST", 16, A, true},
+    {0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", 16, A, true},
+    {0xb1, "XRC_ACKNOWLEDGE", 16, A, false},
+    {0xb2, "XRC_ATOMIC_ACKNOWLEDGE", 24, A | ACK8, false},
+    {0xb3, "XRC_COMPARE_SWAP", 44, X | ATM, false},
+    {0xb4, "XRC_FETCH_ADD", 44, X | ATM, false},
+    {0xb6, "XRC_SEND_LAST_WITH_INV", 20, X | INV, true},
+    {0xb7, "XRC_SEND_ONLY_WITH_INV", 20, X | INV, true},
 };
 
 std::map<int, const IbaOpcode *> iba_by_value()
@@ -81,10 +104,11 @@ std::map<int, const IbaOpcode *> iba_by_value()
 }
 
 /* Extension header sizes (IBA 9.3), in enum sroce_ext order. */
-constexpr unsigned kExtBytes[] = {8, 4, 16, 28, 4, 8, 4, 4};
-static_assert(SROCE_EXT_DETH == 0 && SROCE_EXT_FETH == 1 && SROCE_EXT_RETH == 2 &&
-                  SROCE_EXT_ATMETH == 3 && SROCE_EXT_AETH == 4 && SROCE_EXT_ATMACK == 5 &&
-                  SROCE_EXT_IMMDT == 6 && SROCE_EXT_IETH == 7 && SROCE_EXT_NUM == 8,
+constexpr unsigned kExtBytes[] = {8, 4, 4, 16, 28, 4, 8, 4, 4};
+static_assert(SROCE_EXT_DETH == 0 && SROCE_EXT_XRCETH == 1 && SROCE_EXT_FETH == 2 &&
+                  SROCE_EXT_RETH == 3 && SROCE_EXT_ATMETH == 4 && SROCE_EXT_AETH == 5 &&
+                  SROCE_EXT_ATMACK == 6 && SROCE_EXT_IMMDT == 7 && SROCE_EXT_IETH == 8 &&
+                  SROCE_EXT_NUM == 9,
               "kExtBytes follows enum sroce_ext");
 
 bool has(const sroce_opcode_info *info, uint32_t flags)
@@ -121,11 +145,11 @@ TEST(OpcodeTable, ValidOpcodesHaveIbaNameHeaderLengthAndExtensionHeaders)
 	}
 }
 
-TEST(OpcodeTable, ReliableDatagramXrcReservedAndVendorRangesAreInvalid)
+TEST(OpcodeTable, ReliableDatagramReservedAndVendorRangesAreInvalid)
 {
 	const std::pair<int, int> invalid[] = {
-	    {0x15, 0x15}, {0x18, 0x1b}, {0x1e, 0x1f}, {0x2c, 0x3f}, {0x40, 0x5f},
-	    {0x60, 0x63}, {0x66, 0x80}, {0x82, 0xbf}, {0xc0, 0xff},
+	    {0x15, 0x15}, {0x18, 0x1b}, {0x1e, 0x1f}, {0x2c, 0x3f}, {0x40, 0x5f}, {0x60, 0x63},
+	    {0x66, 0x80}, {0x82, 0x9f}, {0xb5, 0xb5}, {0xb8, 0xbf}, {0xc0, 0xff},
 	};
 
 	for (auto [lo, hi] : invalid)
@@ -155,10 +179,9 @@ TEST(OpcodeTable, TransportIsTheTopThreeOpcodeBits)
 TEST(OpcodeTable, NamePrefixMatchesTransport)
 {
 	const std::map<int, std::string> prefix = {
-	    {SROCE_TRANSPORT_RC, "RC_"},
-	    {SROCE_TRANSPORT_UC, "UC_"},
-	    {SROCE_TRANSPORT_UD, "UD_"},
-	    {SROCE_TRANSPORT_CNP, "CNP"},
+	    {SROCE_TRANSPORT_RC, "RC_"},   {SROCE_TRANSPORT_UC, "UC_"},
+	    {SROCE_TRANSPORT_UD, "UD_"},   {SROCE_TRANSPORT_CNP, "CNP"},
+	    {SROCE_TRANSPORT_XRC, "XRC_"},
 	};
 
 	for (uint8_t op : sroce_test::valid_opcodes()) {
@@ -217,7 +240,9 @@ TEST(OpcodeTable, KindMatchesName)
 		                                           name_has(info, "FETCH_ADD") ||
 		                                           name_has(info, "ATOMIC_ACKNOWLEDGE"))
 		    << info->name;
-		EXPECT_EQ(has(info, SROCE_OPF_ACK), std::string(info->name) == "RC_ACKNOWLEDGE");
+		EXPECT_EQ(has(info, SROCE_OPF_ACK),
+		          std::string(info->name) == "RC_ACKNOWLEDGE" ||
+		              std::string(info->name) == "XRC_ACKNOWLEDGE");
 		EXPECT_EQ(has(info, SROCE_OPF_FLUSH), std::string(info->name) == "RC_FLUSH");
 		EXPECT_EQ(has(info, SROCE_OPF_ATOMIC_WRITE),
 		          std::string(info->name) == "RC_ATOMIC_WRITE");
@@ -241,10 +266,25 @@ TEST(OpcodeTable, ExactlyTheReliableConnectedRequestsAreAckable)
 {
 	for (uint8_t op : sroce_test::valid_opcodes()) {
 		const sroce_opcode_info *info = sroce_opcode_get(op);
-		bool rc_request =
-		    info->transport == SROCE_TRANSPORT_RC && has(info, SROCE_OPF_REQUEST);
+		bool reliable =
+		    info->transport == SROCE_TRANSPORT_RC || info->transport == SROCE_TRANSPORT_XRC;
 
-		EXPECT_EQ(has(info, SROCE_OPF_ACKABLE), rc_request) << info->name;
+		EXPECT_EQ(has(info, SROCE_OPF_ACKABLE), reliable && has(info, SROCE_OPF_REQUEST))
+		    << info->name;
+	}
+}
+
+TEST(OpcodeTable, ExactlyTheXrcRequestsCarryAnXrceth)
+{
+	for (uint8_t op : sroce_test::valid_opcodes()) {
+		const sroce_opcode_info *info = sroce_opcode_get(op);
+		bool xrc_request =
+		    info->transport == SROCE_TRANSPORT_XRC && has(info, SROCE_OPF_REQUEST);
+
+		EXPECT_EQ(has(info, SROCE_OPF_XRCETH), xrc_request) << info->name;
+		if (xrc_request) {
+			EXPECT_EQ(info->off[SROCE_EXT_XRCETH], SROCE_BTH_BYTES) << info->name;
+		}
 	}
 }
 
@@ -317,4 +357,8 @@ TEST(OpcodeTable, EnumValuesAreIbaOpcodeValues)
 	EXPECT_EQ(SROCE_OP_UC_RDMA_WRITE_ONLY_WITH_IMM, 0x2b);
 	EXPECT_EQ(SROCE_OP_UD_SEND_ONLY, 0x64);
 	EXPECT_EQ(SROCE_OP_CNP, 0x81);
+	EXPECT_EQ(SROCE_OP_XRC_SEND_FIRST, 0xa0);
+	EXPECT_EQ(SROCE_OP_XRC_RDMA_READ_REQUEST, 0xac);
+	EXPECT_EQ(SROCE_OP_XRC_ACKNOWLEDGE, 0xb1);
+	EXPECT_EQ(SROCE_OP_XRC_SEND_ONLY_WITH_INV, 0xb7);
 }

@@ -347,6 +347,21 @@ TEST(Parse, DatagramEthCarriesQkeyAndSourceQpIgnoringItsReservedByte)
 	EXPECT_EQ(pkt.payload_off, 24u);
 }
 
+TEST(Parse, XrcEthCarriesTheSrqNumberBeforeTheRethIgnoringItsReservedByte)
+{
+	Bytes b = wire("aa 00 ffff 00 000010 80 000020  ff00abcd"
+	               "0000000000001000 00000042 00000004  01020304");
+	sroce_pkt pkt;
+
+	ASSERT_EQ(parse(b, &pkt), 0);
+	EXPECT_EQ(pkt.xrc_srqn, 0xabcdu);
+	EXPECT_EQ(pkt.reth.va, 0x1000u);
+	EXPECT_EQ(pkt.reth.rkey, 0x42u);
+	EXPECT_EQ(pkt.reth.dma_len, 4u);
+	EXPECT_EQ(pkt.payload_off, 32u);
+	EXPECT_EQ(pkt.payload_len, 4u);
+}
+
 TEST(Parse, FlushEthCarriesSelectivityAndPlacementTypeBeforeTheReth)
 {
 	Bytes b = wire("1c 00 ffff 00 000010 80 000020  00000021"

@@ -60,7 +60,7 @@ KERNEL_612=6.12
 TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
 	sroce_ctrl_link.sh sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh rdma_core_suite.sh
 	rc_tail_loss.sh rc_ack_delay.sh sroce_ctrl_netns.sh sroce_ctrl_netns_exclusive.sh
-	sroce_ctrl_bond.sh vlan.sh netns_pair.sh res_details.sh device_memory.sh odp.sh"
+	sroce_ctrl_bond.sh vlan.sh netns_pair.sh res_details.sh device_memory.sh odp.sh xrc.sh"
 TESTS_612_RXE="rc_flush.sh rc_integrity.sh vlan.sh netns_pair.sh"
 # Races between CPUs (a window bind against deregistration, ring flag
 # updates, the tail probe's and the delayed ACK's timers against the

@@ -35,6 +35,7 @@ extern "C" {
 #define SROCE_IETH_BYTES		4
 #define SROCE_DETH_BYTES		8
 #define SROCE_FETH_BYTES		4
+#define SROCE_XRCETH_BYTES		4
 #define SROCE_CNP_RSVD_BYTES		16
 #define SROCE_ICRC_BYTES		4
 #define SROCE_GRH_BYTES			40
@@ -43,7 +44,8 @@ extern "C" {
 #define SROCE_UDP_HDR_BYTES		8
 
 /* Longest BTH + extension headers of any opcode: BTH + AtomicETH. */
-#define SROCE_MAX_HDR_BYTES		(SROCE_BTH_BYTES + SROCE_ATMETH_BYTES)
+#define SROCE_MAX_HDR_BYTES		(SROCE_BTH_BYTES + SROCE_XRCETH_BYTES + \
+					 SROCE_ATMETH_BYTES)
 
 /* Largest IBA path MTU, hence the largest payload of one packet. */
 #define SROCE_MAX_PAYLOAD		4096
@@ -85,8 +87,10 @@ enum sroce_transport {
 
 /*
  * BTH opcodes (IBA Table 38; FLUSH and ATOMIC WRITE from IBA Annex A19 as
- * Linux rdma_rxe encodes them; CNP from A17.9.3). RD and XRC are not
- * supported and have no entries.
+ * Linux rdma_rxe encodes them; CNP from A17.9.3). RD is not supported and
+ * has no entries. XRC (IBA A14) has RC's operations at 0xa0 + the RC
+ * value, its requests with an XRCETH after the BTH (no FLUSH or ATOMIC
+ * WRITE: A19 defines them for RC only).
  */
 enum sroce_bth_opcode {
 	SROCE_OP_RC_SEND_FIRST			= 0x00,
@@ -132,6 +136,30 @@ enum sroce_bth_opcode {
 	SROCE_OP_UD_SEND_ONLY_WITH_IMM		= 0x65,
 
 	SROCE_OP_CNP				= 0x81,
+
+	SROCE_OP_XRC_SEND_FIRST			= 0xa0,
+	SROCE_OP_XRC_SEND_MIDDLE		= 0xa1,
+	SROCE_OP_XRC_SEND_LAST			= 0xa2,
+	SROCE_OP_XRC_SEND_LAST_WITH_IMM		= 0xa3,
+	SROCE_OP_XRC_SEND_ONLY			= 0xa4,
+	SROCE_OP_XRC_SEND_ONLY_WITH_IMM		= 0xa5,
+	SROCE_OP_XRC_RDMA_WRITE_FIRST		= 0xa6,
+	SROCE_OP_XRC_RDMA_WRITE_MIDDLE		= 0xa7,
+	SROCE_OP_XRC_RDMA_WRITE_LAST		= 0xa8,
+	SROCE_OP_XRC_RDMA_WRITE_LAST_WITH_IMM	= 0xa9,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY		= 0xaa,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMM	= 0xab,
+	SROCE_OP_XRC_RDMA_READ_REQUEST		= 0xac,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_FIRST	= 0xad,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_MIDDLE	= 0xae,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_LAST	= 0xaf,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_ONLY	= 0xb0,
+	SROCE_OP_XRC_ACKNOWLEDGE		= 0xb1,
+	SROCE_OP_XRC_ATOMIC_ACKNOWLEDGE		= 0xb2,
+	SROCE_OP_XRC_COMPARE_SWAP		= 0xb3,
+	SROCE_OP_XRC_FETCH_ADD			= 0xb4,
+	SROCE_OP_XRC_SEND_LAST_WITH_INV		= 0xb6,
+	SROCE_OP_XRC_SEND_ONLY_WITH_INV		= 0xb7,
 };
 
 /* Number of distinct BTH opcode values: every table indexed by one. */

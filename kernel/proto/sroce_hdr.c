@@ -150,6 +150,10 @@ static void sroce_ext_get(const u8 *bth, const struct sroce_opcode_info *info,
 
 	if (flags & SROCE_OPF_DETH)
 		sroce_deth_get(bth + off[SROCE_EXT_DETH], &pkt->deth);
+	/* XRCETH: 8 reserved bits, then the 24-bit XRC SRQ number. */
+	if (flags & SROCE_OPF_XRCETH)
+		pkt->xrc_srqn = sroce_get_be32(bth + off[SROCE_EXT_XRCETH]) &
+				SROCE_QPN_MASK;
 	if (flags & SROCE_OPF_FETH)
 		sroce_feth_get(bth + off[SROCE_EXT_FETH], &pkt->feth);
 	if (flags & SROCE_OPF_RETH)
@@ -174,6 +178,9 @@ static void sroce_ext_put(u8 *bth, const struct sroce_opcode_info *info,
 
 	if (flags & SROCE_OPF_DETH)
 		sroce_deth_put(bth + off[SROCE_EXT_DETH], &pkt->deth);
+	if (flags & SROCE_OPF_XRCETH)
+		sroce_put_be32(bth + off[SROCE_EXT_XRCETH],
+			       pkt->xrc_srqn & SROCE_QPN_MASK);
 	if (flags & SROCE_OPF_FETH)
 		sroce_feth_put(bth + off[SROCE_EXT_FETH], &pkt->feth);
 	if (flags & SROCE_OPF_RETH)

@@ -112,6 +112,7 @@ struct sroce_pkt {
 	u32			ieth_rkey;
 	struct sroce_deth	deth;
 	struct sroce_feth	feth;
+	u32			xrc_srqn;	/* XRCETH */
 
 	/* Payload, set by sroce_parse() */
 	u32	payload_off;	/* from BTH start (= info->hdr_len) */

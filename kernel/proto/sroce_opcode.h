@@ -3,7 +3,7 @@
  * sroce: the BTH opcode table.
  *
  * One const entry per opcode value (SROCE_NUM_OPCODES of them); entries for
- * reserved, RD, XRC and otherwise unsupported opcodes are left empty and
+ * reserved, RD and otherwise unsupported opcodes are left empty and
  * sroce_opcode_get() returns NULL for them, so every opcode read from a
  * packet or a work request is range-checked by the lookup itself.
  */
@@ -23,6 +23,7 @@ extern "C" {
  */
 enum sroce_ext {
 	SROCE_EXT_DETH,
+	SROCE_EXT_XRCETH,
 	SROCE_EXT_FETH,
 	SROCE_EXT_RETH,
 	SROCE_EXT_ATMETH,
@@ -36,6 +37,7 @@ enum sroce_ext {
 enum sroce_opcode_flags {
 	/* Extension headers present (bit n is enum sroce_ext n). */
 	SROCE_OPF_DETH		= 1 << SROCE_EXT_DETH,
+	SROCE_OPF_XRCETH	= 1 << SROCE_EXT_XRCETH,
 	SROCE_OPF_FETH		= 1 << SROCE_EXT_FETH,
 	SROCE_OPF_RETH		= 1 << SROCE_EXT_RETH,
 	SROCE_OPF_ATMETH	= 1 << SROCE_EXT_ATMETH,
@@ -46,38 +48,38 @@ enum sroce_opcode_flags {
 	SROCE_OPF_EXT_MASK	= (1 << SROCE_EXT_NUM) - 1,
 
 	/* A payload may follow the headers (it may still be empty). */
-	SROCE_OPF_PAYLOAD	= 1 << 8,
+	SROCE_OPF_PAYLOAD	= 1 << 9,
 
 	/* Direction: sent by a requester, or by a responder. */
-	SROCE_OPF_REQUEST	= 1 << 9,
-	SROCE_OPF_RESPONSE	= 1 << 10,
+	SROCE_OPF_REQUEST	= 1 << 10,
+	SROCE_OPF_RESPONSE	= 1 << 11,
 
 	/* Position in a message; an ONLY packet has FIRST and LAST set. */
-	SROCE_OPF_FIRST		= 1 << 11,
-	SROCE_OPF_MIDDLE	= 1 << 12,
-	SROCE_OPF_LAST		= 1 << 13,
+	SROCE_OPF_FIRST		= 1 << 12,
+	SROCE_OPF_MIDDLE	= 1 << 13,
+	SROCE_OPF_LAST		= 1 << 14,
 
 	/* Kind of operation (exactly one is set). */
-	SROCE_OPF_SEND		= 1 << 14,
-	SROCE_OPF_WRITE		= 1 << 15,
-	SROCE_OPF_READ		= 1 << 16,	/* request and responses */
-	SROCE_OPF_ATOMIC	= 1 << 17,	/* CmpSwap, FetchAdd, ack */
-	SROCE_OPF_FLUSH		= 1 << 18,
-	SROCE_OPF_ATOMIC_WRITE	= 1 << 19,
-	SROCE_OPF_ACK		= 1 << 20,	/* plain ACK/NAK */
-	SROCE_OPF_CNP		= 1 << 21,
+	SROCE_OPF_SEND		= 1 << 15,
+	SROCE_OPF_WRITE		= 1 << 16,
+	SROCE_OPF_READ		= 1 << 17,	/* request and responses */
+	SROCE_OPF_ATOMIC	= 1 << 18,	/* CmpSwap, FetchAdd, ack */
+	SROCE_OPF_FLUSH		= 1 << 19,
+	SROCE_OPF_ATOMIC_WRITE	= 1 << 20,
+	SROCE_OPF_ACK		= 1 << 21,	/* plain ACK/NAK */
+	SROCE_OPF_CNP		= 1 << 22,
 
 	/*
 	 * An RC request the responder must answer (ACK/NAK, read response
 	 * or atomic ACK); the requester keeps it until it is answered.
 	 */
-	SROCE_OPF_ACKABLE	= 1 << 22,
+	SROCE_OPF_ACKABLE	= 1 << 23,
 	/* The first packet of a message that consumes a receive WQE. */
-	SROCE_OPF_RECV_WQE	= 1 << 23,
+	SROCE_OPF_RECV_WQE	= 1 << 24,
 	/* The packet that completes a receive WQE (generates a CQE). */
-	SROCE_OPF_COMPLETES	= 1 << 24,
+	SROCE_OPF_COMPLETES	= 1 << 25,
 	/* The BTH SE bit is meaningful (IBA 9.2). */
-	SROCE_OPF_SOLICITABLE	= 1 << 25,
+	SROCE_OPF_SOLICITABLE	= 1 << 26,
 };
 
 #define SROCE_OPF_ONLY		(SROCE_OPF_FIRST | SROCE_OPF_LAST)

@@ -252,7 +252,8 @@ QpTransition qp_to_rtr(const QpPath &p)
 	t.attr.ah_attr.grh.flow_label = p.flow_label;
 	t.attr.ah_attr.port_num = 1;
 	t.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (p.type == IBV_QPT_RC) {
+	/* The responders: RC and the XRC target (not the initiator). */
+	if (p.type == IBV_QPT_RC || p.type == IBV_QPT_XRC_RECV) {
 		t.attr.max_dest_rd_atomic = p.max_dest_rd_atomic;
 		t.attr.min_rnr_timer = p.min_rnr_timer;
 		t.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -267,13 +268,18 @@ QpTransition qp_to_rts(const QpPath &p)
 	t.attr.qp_state = IBV_QPS_RTS;
 	t.attr.sq_psn = p.sq_psn;
 	t.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (p.type == IBV_QPT_RC) {
+	/* The requesters: RC and the XRC initiator (not the target). */
+	if (p.type == IBV_QPT_RC || p.type == IBV_QPT_XRC_SEND) {
 		t.attr.timeout = p.timeout;
 		t.attr.retry_cnt = p.retry_cnt;
 		t.attr.rnr_retry = p.rnr_retry;
 		t.attr.max_rd_atomic = p.max_rd_atomic;
 		t.mask |=
 		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	} else if (p.type == IBV_QPT_XRC_RECV) {
+		/* ib_core wants it of an XRC target too. */
+		t.attr.timeout = p.timeout;
+		t.mask |= IBV_QP_TIMEOUT;
 	}
 	return t;
 }

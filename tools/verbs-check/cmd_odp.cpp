@@ -5,7 +5,8 @@
  * byte that moves is checked.
  *
  *   - odp_caps: ODP for RC (send, receive, write, read, atomics, SRQ
- *     receive), UD and UC sends; no implicit ODP, and its registration
+ *     receive), XRC (the same but receives other than SRQ's), UD and UC
+ *     sends; no implicit ODP, and its registration
  *     (address 0, length SIZE_MAX) is refused;
  *   - a 64 MiB ODP region over memory never touched registers without
  *     faulting anything in (the process's resident memory does not grow);
@@ -64,25 +65,6 @@ constexpr int kTimeoutMs = 20000;
 constexpr unsigned kQpAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 constexpr unsigned kOdpAccess = kQpAccess | IBV_ACCESS_ON_DEMAND;
-
-uint8_t pattern(uint32_t seed, uint32_t j)
-{
-	return uint8_t(seed * 31 + j * 13 + (j >> 10));
-}
-
-void fill(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	for (uint32_t j = 0; j < len; j++)
-		p[j] = pattern(seed, j);
-}
-
-bool same(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	for (uint32_t j = 0; j < len; j++)
-		if (p[j] != pattern(seed, j))
-			return false;
-	return true;
-}
 
 bool zeros(const uint8_t *p, uint32_t len)
 {
@@ -151,6 +133,8 @@ class OdpRun
 	void unmapped();
 	void uc_drop();
 	void advise();
+	void advise_hole(Pair &p);
+	void long_read(Pair &p);
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -160,6 +144,7 @@ class OdpRun
 	std::vector<uint8_t> host_;
 	MrPtr hmr_;
 	uint8_t *odp_ = nullptr; /* the ODP region's memory (kRegion bytes) */
+	const char *last_ = "";  /* how the last op() ended */
 	MrPtr omr_;
 };
 
@@ -177,10 +162,12 @@ bool OdpRun::caps()
 	          !(o.general_caps & IBV_ODP_SUPPORT_IMPLICIT) &&
 	          o.per_transport_caps.rc_odp_caps == rc_want &&
 	          o.per_transport_caps.ud_odp_caps == IBV_ODP_SUPPORT_SEND &&
-	          o.per_transport_caps.uc_odp_caps == IBV_ODP_SUPPORT_SEND;
-	return r_.check(ok, "caps", "odp_caps general %#" PRIx64 " rc %#x uc %#x ud %#x",
+	          o.per_transport_caps.uc_odp_caps == IBV_ODP_SUPPORT_SEND &&
+	          dx.xrc_odp_caps == (rc_want & ~IBV_ODP_SUPPORT_RECV);
+	return r_.check(ok, "caps", "odp_caps general %#" PRIx64 " rc %#x uc %#x ud %#x xrc %#x",
 	                uint64_t(o.general_caps), o.per_transport_caps.rc_odp_caps,
-	                o.per_transport_caps.uc_odp_caps, o.per_transport_caps.ud_odp_caps);
+	                o.per_transport_caps.uc_odp_caps, o.per_transport_caps.ud_odp_caps,
+	                dx.xrc_odp_caps);
 }
 
 /*
@@ -261,14 +248,15 @@ bool OdpRun::op(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uin
 {
 	ibv_wc_status st;
 
+	last_ = "post failed";
 	if (post(qp, opc, laddr, len, lkey, raddr, rkey, add, swap))
 		return false;
-	return wait(1, &st) == 1 && st == IBV_WC_SUCCESS;
-}
-
-uint64_t addr(const void *p)
-{
-	return reinterpret_cast<uintptr_t>(p);
+	if (wait(1, &st) != 1) {
+		last_ = "no completion";
+		return false;
+	}
+	last_ = ibv_wc_status_str(st);
+	return st == IBV_WC_SUCCESS;
 }
 
 void OdpRun::first_touch(Pair &p)
@@ -278,51 +266,55 @@ void OdpRun::first_touch(Pair &p)
 	ibv_wc_status st;
 
 	/* WRITE into a page nobody touched: the responder faults. */
-	fill(h, kMsg, 1);
+	fill_pattern(h, kMsg, 1);
 	uint8_t *w = odp_ + 1 * kMiB;
-	bool good =
-	    op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(w), ok) && same(w, kMsg, 1);
+	bool good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(w), ok) &&
+	            same_pattern(w, kMsg, 1);
 	r_.check(good, "touch.write", "RDMA WRITE of 64 KiB into untouched ODP memory");
 
 	/* READ out of it (mapped now) and out of untouched memory (zeros). */
 	std::memset(h, 0xff, kMsg);
-	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(w), ok) && same(h, kMsg, 1);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(w), ok) &&
+	       same_pattern(h, kMsg, 1);
 	r_.check(good, "touch.read_out", "RDMA READ of 64 KiB out of ODP memory");
 	std::memset(h, 0xff, kMsg);
-	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(odp_ + 2 * kMiB), ok) &&
-	       zeros(h, kMsg);
+	good =
+	    op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(odp_ + 2 * kMiB), ok) &&
+	    zeros(h, kMsg);
 	r_.check(good, "touch.read_zero", "RDMA READ of 64 KiB of untouched ODP memory: zeros");
 
 	/* SEND into a receive on untouched memory, SEND out of fresh memory. */
 	uint8_t *rcv = odp_ + 3 * kMiB;
-	fill(h, kMsg, 2);
-	good = !post_recv(p.b.get(), addr(rcv), kMsg, ol) &&
-	       !post(p.a.get(), IBV_WR_SEND, addr(h), kMsg, hl) && wait(2, &st) == 2 &&
-	       st == IBV_WC_SUCCESS && same(rcv, kMsg, 2);
+	fill_pattern(h, kMsg, 2);
+	good = !post_recv(p.b.get(), addr_of(rcv), kMsg, ol) &&
+	       !post(p.a.get(), IBV_WR_SEND, addr_of(h), kMsg, hl) && wait(2, &st) == 2 &&
+	       st == IBV_WC_SUCCESS && same_pattern(rcv, kMsg, 2);
 	r_.check(good, "touch.recv", "SEND of 64 KiB into a receive on untouched ODP memory");
 	uint8_t *snd = odp_ + 4 * kMiB;
-	fill(snd, kMsg, 3); /* the CPU maps it; the device has not */
+	fill_pattern(snd, kMsg, 3); /* the CPU maps it; the device has not */
 	std::memset(h + kMsg, 0, kMsg);
-	good = !post_recv(p.b.get(), addr(h + kMsg), kMsg, hl) &&
-	       !post(p.a.get(), IBV_WR_SEND, addr(snd), kMsg, ol) && wait(2, &st) == 2 &&
-	       st == IBV_WC_SUCCESS && same(h + kMsg, kMsg, 3);
+	good = !post_recv(p.b.get(), addr_of(h + kMsg), kMsg, hl) &&
+	       !post(p.a.get(), IBV_WR_SEND, addr_of(snd), kMsg, ol) && wait(2, &st) == 2 &&
+	       st == IBV_WC_SUCCESS && same_pattern(h + kMsg, kMsg, 3);
 	r_.check(good, "touch.send", "SEND of 64 KiB out of ODP memory the device never mapped");
 
 	/* READ into untouched local memory: the requester faults first. */
-	fill(h, kMsg, 4);
+	fill_pattern(h, kMsg, 4);
 	uint8_t *rd = odp_ + 5 * kMiB;
-	good =
-	    op(p.a.get(), IBV_WR_RDMA_READ, addr(rd), kMsg, ol, addr(h), hk) && same(rd, kMsg, 4);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(rd), kMsg, ol, addr_of(h), hk) &&
+	       same_pattern(rd, kMsg, 4);
 	r_.check(good, "touch.read_into", "RDMA READ of 64 KiB into untouched ODP memory");
 
 	/* Atomics on an untouched word, the result into untouched memory. */
 	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 6 * kMiB + 64);
 	uint64_t *res = reinterpret_cast<uint64_t *>(odp_ + 7 * kMiB + 8);
-	good = op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr(res), 8, ol, addr(word), ok, 7) &&
-	       *res == 0 && *word == 7;
+	good =
+	    op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr_of(res), 8, ol, addr_of(word), ok, 7) &&
+	    *res == 0 && *word == 7;
 	r_.check(good, "touch.fetch_add",
 	         "fetch-and-add 7 on an untouched word: %" PRIu64 " -> %" PRIu64, *res, *word);
-	good = op(p.a.get(), IBV_WR_ATOMIC_CMP_AND_SWP, addr(res), 8, ol, addr(word), ok, 7, 99) &&
+	good = op(p.a.get(), IBV_WR_ATOMIC_CMP_AND_SWP, addr_of(res), 8, ol, addr_of(word), ok, 7,
+	          99) &&
 	       *res == 7 && *word == 99;
 	r_.check(good, "touch.cmp_swap", "compare-and-swap 7 -> 99: %" PRIu64 " -> %" PRIu64, *res,
 	         *word);
@@ -337,10 +329,10 @@ void OdpRun::taken_away(Pair &p)
 	bool good = true;
 
 	/* Fill 8 MiB through the device, 64 KiB at a time. */
-	fill(h, kMsg, 5);
+	fill_pattern(h, kMsg, 5);
 	for (size_t off = 0; off < len && good; off += kMsg)
-		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + off), ok);
-	good = good && same(t + len - kMsg, kMsg, 5);
+		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok);
+	good = good && same_pattern(t + len - kMsg, kMsg, 5);
 	r_.check(good, "away.fill", "8 MiB written into ODP memory by RDMA WRITE");
 	long before = rss_kib();
 	good = !madvise(t, len, MADV_DONTNEED);
@@ -350,10 +342,12 @@ void OdpRun::taken_away(Pair &p)
 	         before, after);
 	r_.check(zeros(t, kMsg), "away.cpu_zero", "the CPU reads zeros there");
 	std::memset(h, 0xff, kMsg);
-	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(t), ok) && zeros(h, kMsg);
+	good =
+	    op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(t), ok) && zeros(h, kMsg);
 	r_.check(good, "away.read_zero", "an RDMA READ there reads zeros too, not the old page");
-	fill(h, kMsg, 6);
-	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t), ok) && same(t, kMsg, 6);
+	fill_pattern(h, kMsg, 6);
+	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t), ok) &&
+	       same_pattern(t, kMsg, 6);
 	r_.check(good, "away.write_again", "an RDMA WRITE after it lands where the CPU reads");
 
 	/* munmap, and a new mapping at the same address. */
@@ -366,14 +360,14 @@ void OdpRun::taken_away(Pair &p)
 	}
 	if (!r_.check(good, "remap.setup", "munmap and mmap again at the same address"))
 		return;
-	fill(t + kMsg, kMsg, 7);
+	fill_pattern(t + kMsg, kMsg, 7);
 	std::memset(h, 0, kMsg);
-	good = op(p.a.get(), IBV_WR_RDMA_READ, addr(h), kMsg, hl, addr(t + kMsg), ok) &&
-	       same(h, kMsg, 7);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(t + kMsg), ok) &&
+	       same_pattern(h, kMsg, 7);
 	r_.check(good, "remap.read", "an RDMA READ sees what the CPU wrote into the new mapping");
-	fill(h, kMsg, 8);
-	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + 2 * kMsg), ok) &&
-	       same(t + 2 * kMsg, kMsg, 8);
+	fill_pattern(h, kMsg, 8);
+	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + 2 * kMsg), ok) &&
+	       same_pattern(t + 2 * kMsg, kMsg, 8);
 	r_.check(good, "remap.write", "an RDMA WRITE lands in the new mapping");
 }
 
@@ -423,19 +417,19 @@ void OdpRun::under_traffic(Pair &p)
 		return;
 	for (i = 0; i < rounds && !bad; i++) {
 		uint32_t off = uint32_t(i % 16) * kMsg;
-		fill(h, kMsg, 100 + i);
-		if (!op(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), kMsg, hl, addr(t + off), ok) ||
-		    !same(t + off, kMsg, 100 + i))
+		fill_pattern(h, kMsg, 100 + i);
+		if (!op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok) ||
+		    !same_pattern(t + off, kMsg, 100 + i))
 			bad = 1;
 		std::memset(h + kMsg, 0, kMsg);
-		if (!bad && (!op(p.a.get(), IBV_WR_RDMA_READ, addr(h + kMsg), kMsg, hl,
-		                 addr(t + off), ok) ||
-		             !same(h + kMsg, kMsg, 100 + i)))
+		if (!bad && (!op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h + kMsg), kMsg, hl,
+		                 addr_of(t + off), ok) ||
+		             !same_pattern(h + kMsg, kMsg, 100 + i)))
 			bad = 2;
 		uint64_t *res = reinterpret_cast<uint64_t *>(h + 2 * kMsg);
 		*res = ~0ull;
-		if (!bad && (!op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr(res), 8, hl,
-		                 addr(word), ok, 1) ||
+		if (!bad && (!op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr_of(res), 8, hl,
+		                 addr_of(word), ok, 1) ||
 		             *res != uint64_t(i)))
 			bad = 3;
 	}
@@ -469,14 +463,15 @@ void OdpRun::unmapped()
 	 */
 	r_.check(mmap(m.p, m.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m.p,
 	         "gone.unmap", "the region's memory replaced by a PROT_NONE mapping");
-	int got = post(p.a.get(), IBV_WR_RDMA_WRITE, addr(h), 4096, hmr_->lkey, addr(m.p), mr->rkey)
-	              ? 0
-	              : wait(1, &st);
+	int got =
+	    post(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(m.p), mr->rkey)
+	        ? 0
+	        : wait(1, &st);
 	r_.check(got == 1 && st == IBV_WC_REM_ACCESS_ERR, "gone.write",
 	         "RDMA WRITE into unmapped ODP memory: %s, want IBV_WC_REM_ACCESS_ERR",
 	         got == 1 ? ibv_wc_status_str(st) : "no completion");
 	st = IBV_WC_SUCCESS;
-	got = !post(q.a.get(), IBV_WR_RDMA_WRITE, addr(m.p + 4096), 4096, mr->lkey, addr(h),
+	got = !post(q.a.get(), IBV_WR_RDMA_WRITE, addr_of(m.p + 4096), 4096, mr->lkey, addr_of(h),
 	            hmr_->rkey)
 	          ? wait(1, &st)
 	          : 0;
@@ -512,31 +507,85 @@ void OdpRun::uc_drop()
 	if (!r_.check(b && up(a.get(), b->qp_num) && up(b.get(), a->qp_num), "uc.setup",
 	              "a UC pair and an ODP receive buffer of 64 KiB"))
 		return;
-	ibv_sge first{addr(m.p), 4096, mr->lkey};
+	ibv_sge first{addr_of(m.p), 4096, mr->lkey};
 	uint8_t *h = host_.data();
 	ibv_wc_status st;
 	bool good = !ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	                           IBV_ADVISE_MR_FLAG_FLUSH, &first, 1) &&
-	            !post_recv(b.get(), addr(m.p), kMsg, mr->lkey);
-	fill(h, kMsg, 9);
-	good = good && !post(a.get(), IBV_WR_SEND, addr(h), kMsg, hmr_->lkey) &&
+	            !post_recv(b.get(), addr_of(m.p), kMsg, mr->lkey);
+	fill_pattern(h, kMsg, 9);
+	good = good && !post(a.get(), IBV_WR_SEND, addr_of(h), kMsg, hmr_->lkey) &&
 	       wait(1, &st) == 1 && st == IBV_WC_SUCCESS;
 	usleep(300 * 1000); /* the fault of the rest of the buffer */
-	fill(h, kMsg, 10);
+	fill_pattern(h, kMsg, 10);
 	ibv_wc wc[2];
-	good = good && !post(a.get(), IBV_WR_SEND, addr(h), kMsg, hmr_->lkey) &&
+	good = good && !post(a.get(), IBV_WR_SEND, addr_of(h), kMsg, hmr_->lkey) &&
 	       poll_cq_for(cq_.get(), wc, 2, kTimeoutMs) == 2;
 	const ibv_wc *rw = nullptr;
 	for (const ibv_wc &w : wc)
 		if (good && w.opcode == IBV_WC_RECV)
 			rw = &w;
 	r_.check(good && rw && rw->status == IBV_WC_SUCCESS && rw->byte_len == kMsg &&
-	             same(m.p, kMsg, 10),
+	             same_pattern(m.p, kMsg, 10),
 	         "uc.drop",
 	         "UC: a message dropped at an unmapped page, the next one fills the receive from "
 	         "its start (%s, %u bytes)",
 	         rw ? ibv_wc_status_str(rw->status) : "no receive completion",
 	         rw ? rw->byte_len : 0);
+}
+
+/*
+ * A READ of 16 MiB into untouched ODP memory: the requester faults in its
+ * first 4 MiB before it starts; the answers past them miss, are dropped,
+ * and the fault's end has the READ asked for again from there.
+ */
+void OdpRun::long_read(Pair &p)
+{
+	const size_t len = 16 * kMiB;
+	std::vector<uint8_t> src(len);
+	MrPtr smr(ibv_reg_mr(pd_.get(), src.data(), len, kQpAccess));
+	uint8_t *dst = odp_ + 24 * kMiB;
+
+	if (!r_.check(smr != nullptr, "long_read.setup", "a host region of 16 MiB"))
+		return;
+	for (size_t off = 0; off < len; off += kMsg)
+		fill_pattern(src.data() + off, kMsg, uint32_t(off / kMsg));
+	bool good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(dst), uint32_t(len), omr_->lkey,
+	               addr_of(src.data()), smr->rkey);
+	for (size_t off = 0; good && off < len; off += kMsg)
+		good = same_pattern(dst + off, kMsg, uint32_t(off / kMsg));
+	r_.check(good, "long_read", "RDMA READ of 16 MiB into untouched ODP memory (%s)", last_);
+}
+
+/*
+ * An asynchronous prefetch over a range with an inaccessible page in it
+ * fails in the background; that failure must not stick to the range: a
+ * WRITE to a good page of it afterwards succeeds. The same prefetch done
+ * synchronously reports EFAULT.
+ */
+void OdpRun::advise_hole(Pair &p)
+{
+	Map m(4 * kMiB);
+	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	if (!r_.check(mr && !mprotect(m.p + 2 * kMiB, 4096, PROT_NONE), "advise.hole_setup",
+	              "an ODP region of 4 MiB with an inaccessible page in its middle"))
+		return;
+	ibv_sge all{addr_of(m.p), uint32_t(m.len), mr->lkey};
+	r_.expect_errno("advise.hole_sync",
+	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+	                              IBV_ADVISE_MR_FLAG_FLUSH, &all, 1),
+	                EFAULT, "synchronous PREFETCH_WRITE over the inaccessible page");
+	r_.expect_ok("advise.hole_async",
+	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0, &all, 1),
+	             "asynchronous PREFETCH_WRITE over it");
+	usleep(200 * 1000); /* the prefetch fails in the background */
+	uint8_t *h = host_.data();
+	fill_pattern(h, 4096, 77);
+	bool good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(m.p),
+	               mr->rkey) &&
+	            same_pattern(m.p, 4096, 77);
+	r_.check(good, "advise.hole_write",
+	         "then an RDMA WRITE to a good page of that range succeeds (%s)", last_);
 }
 
 void OdpRun::advise()
@@ -545,7 +594,7 @@ void OdpRun::advise()
 	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
 	if (!r_.check(mr != nullptr, "advise.setup", "an ODP region of 16 MiB"))
 		return;
-	ibv_sge s{addr(m.p), uint32_t(8 * kMiB), mr->lkey};
+	ibv_sge s{addr_of(m.p), uint32_t(8 * kMiB), mr->lkey};
 	long before = rss_kib();
 	int ret = ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	                        IBV_ADVISE_MR_FLAG_FLUSH, &s, 1);
@@ -553,7 +602,7 @@ void OdpRun::advise()
 	r_.check(!ret && after - before >= long(8 * kMiB / 1024) * 3 / 4, "advise.prefetch_write",
 	         "PREFETCH_WRITE of 8 MiB, synchronous: %s, resident %ld -> %ld KiB",
 	         ret ? errno_name(ret).c_str() : "ok", before, after);
-	ibv_sge s2{addr(m.p + 8 * kMiB), uint32_t(4 * kMiB), mr->lkey};
+	ibv_sge s2{addr_of(m.p + 8 * kMiB), uint32_t(4 * kMiB), mr->lkey};
 	r_.expect_ok("advise.prefetch",
 	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s2, 1),
 	             "PREFETCH of 4 MiB, asynchronous");
@@ -561,15 +610,15 @@ void OdpRun::advise()
 	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
 	                           IBV_ADVISE_MR_FLAG_FLUSH, &s, 1),
 	             "PREFETCH_NO_FAULT of the 8 MiB");
-	ibv_sge hs{addr(host_.data()), 4096, hmr_->lkey};
+	ibv_sge hs{addr_of(host_.data()), 4096, hmr_->lkey};
 	r_.expect_errno("advise.not_odp",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &hs, 1), EINVAL,
 	                "ibv_advise_mr on a region that is not ODP");
-	ibv_sge bk{addr(m.p), 4096, mr->lkey ^ 0x80};
+	ibv_sge bk{addr_of(m.p), 4096, mr->lkey ^ 0x80};
 	r_.expect_errno("advise.bad_key",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &bk, 1), EINVAL,
 	                "ibv_advise_mr with a bad lkey");
-	ibv_sge past{addr(m.p + 15 * kMiB), uint32_t(2 * kMiB), mr->lkey};
+	ibv_sge past{addr_of(m.p + 15 * kMiB), uint32_t(2 * kMiB), mr->lkey};
 	r_.expect_errno("advise.past_end",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &past, 1),
 	                EFAULT, "ibv_advise_mr past the end of the region");
@@ -615,6 +664,8 @@ int OdpRun::run()
 	             "a QP to INIT with IBV_ACCESS_ON_DEMAND among its access flags");
 	q.reset();
 	first_touch(p);
+	long_read(p);
+	advise_hole(p);
 	taken_away(p);
 	under_traffic(p);
 	p = Pair();

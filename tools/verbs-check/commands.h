@@ -26,6 +26,7 @@ int cmd_cqex(int argc, char **argv);
 int cmd_domains(int argc, char **argv);
 int cmd_dm(int argc, char **argv);
 int cmd_odp(int argc, char **argv);
+int cmd_xrc(int argc, char **argv);
 int cmd_isolation(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_msgsize(int argc, char **argv);

@@ -34,6 +34,8 @@ static const char usage_text[] =
     "      device memory: allocation, copies, regions, traffic (loopback)\n"
     "  odp DEV [--gid-index I]\n"
     "      on-demand paging: first touches, pages taken away, churn, advise (loopback)\n"
+    "  xrc DEV [--gid-index I]\n"
+    "      XRC domains, SRQs, initiator and target QPs: traffic and errors (loopback)\n"
     "  domains DEV [--gid-index I]\n"
     "      thread and parent domains: errors, allocators, traffic (loopback)\n"
     "  ring DEV [--gid-index I]\n"
@@ -157,6 +159,7 @@ int main(int argc, char **argv)
 	    {"domains", vc::cmd_domains},
 	    {"dm", vc::cmd_dm},
 	    {"odp", vc::cmd_odp},
+	    {"xrc", vc::cmd_xrc},
 	    {"isolation", vc::cmd_isolation},
 	    {"fuzz", vc::cmd_fuzz},
 	    {"msgsize", vc::cmd_msgsize},

@@ -202,6 +202,28 @@ ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, ui
 	return wr;
 }
 
+namespace
+{
+uint8_t pattern_byte(uint32_t seed, uint32_t j)
+{
+	return uint8_t(seed * 37 + j * 11 + (j >> 8));
+}
+} // namespace
+
+void fill_pattern(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t j = 0; j < len; j++)
+		p[j] = pattern_byte(seed, j);
+}
+
+bool same_pattern(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t j = 0; j < len; j++)
+		if (p[j] != pattern_byte(seed, j))
+			return false;
+	return true;
+}
+
 ibv_ah_attr loopback_ah(const GidChoice &gid, uint8_t hop_limit)
 {
 	ibv_ah_attr a{};

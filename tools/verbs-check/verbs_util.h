@@ -141,6 +141,19 @@ enum : uint8_t {
 };
 
 /* An AV on port 1 to GID @gid (ours: a loopback path). */
+/*
+ * A byte pattern that differs per @seed and along the buffer: fill_pattern()
+ * writes it, same_pattern() checks every byte of it.
+ */
+void fill_pattern(uint8_t *p, uint32_t len, uint32_t seed);
+bool same_pattern(const uint8_t *p, uint32_t len, uint32_t seed);
+
+/* A pointer as the 64-bit address an SGE or a work request takes. */
+inline uint64_t addr_of(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
+
 ibv_ah_attr loopback_ah(const GidChoice &gid, uint8_t hop_limit = kHopLimit);
 
 } /* namespace vc */

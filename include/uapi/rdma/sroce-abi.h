@@ -176,7 +176,7 @@ struct sroce_send_wqe {
 		__be32 imm_data;
 		__u32 invalidate_rkey;
 	} ex;
-	__u32 reserved;
+	__u32 xrc_srqn;		/* XRC initiator: the receiver's SRQ number */
 	union {
 		struct {
 			__aligned_u64 remote_addr;
