@@ -204,6 +204,8 @@ static void sroce_comp_rtt_hold(struct sroce_qp *qp)
 /* Go back to @psn after a loss. */
 static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
 {
+	/* Whatever an ODP fault's end would have asked for again, this does. */
+	qp->comp.odp_resend = false;
 	sroce_comp_rtt_hold(qp);
 	sroce_comp_go_back(qp, psn);
 }

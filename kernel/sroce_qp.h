@@ -135,6 +135,7 @@ struct sroce_resp {
 	bool in_write;		/* a multi-packet WRITE is in progress */
 	bool have_wqe;
 	u32 wqe_srqn;		/* XRC target: the SRQ the held WQE came from */
+	u32 write_srqn;		/* ...and the one a WRITE in progress names */
 	bool odp_wait;		/* answers wait for an ODP fault's kick */
 	bool nak_sent;		/* one sequence NAK per gap... */
 	u32 oos_max;		/* ...highest PSN dropped behind it */

@@ -757,6 +757,16 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	int err;
 
+	/*
+	 * An XRC target sends only answers: nothing may be posted to it (its
+	 * send queue is a placeholder, with no CQ), through uverbs either.
+	 */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		if (!wr)
+			return 0;
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!qp->is_user) {
 		err = sroce_post_send_kernel(qp, wr, bad_wr);
 		sroce_qp_kick(qp);
@@ -779,6 +789,13 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err;
 
+	/* An XRC target receives into SRQs only. */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		if (!wr)
+			return 0;
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->is_user) {
 		/* A doorbell, only needed in the error state (flush). */
 		if (wr)

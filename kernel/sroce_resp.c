@@ -176,14 +176,27 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 				bool solicited)
 {
 	struct sroce_queue *q = &qp->rq;
-
 	struct ib_cq *cq = qp->ibqp.recv_cq;
+	struct sroce_srq *srq, *got = NULL;
 	bool user = qp->is_user;
 
-	/* XRC target: the CQ of the SRQ the WQE came from (IBA A14). */
-	if (qp->xrc_srq) {
-		cq = qp->xrc_srq->ibsrq.ext.cq;
-		user = qp->xrc_srq->is_user;
+	/*
+	 * XRC target: the CQ of the SRQ the WQE came from (IBA A14), looked
+	 * up again when the request at hand named none (a NAK after it): if
+	 * that SRQ is gone, its CQ may be too, and the WQE with it.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		srq = qp->xrc_srq;
+		if (!srq || srq->srq_num != qp->resp.wqe_srqn) {
+			got = sroce_xrc_srq_get(qp->sdev, qp->resp.wqe_srqn,
+						qp->ibqp.xrcd);
+			srq = got;
+		}
+		qp->resp.have_wqe = false;
+		if (!srq)
+			return;
+		cq = srq->ibsrq.ext.cq;
+		user = srq->is_user;
 	}
 	cqe->wr_id = qp->resp.rwqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
@@ -194,6 +207,8 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 		sroce_ring_store_cons(q->hdr, q->idx);
 	}
 	sroce_cq_post(to_scq(cq), cqe, solicited);
+	if (got)
+		sroce_srq_put(got);
 }
 
 static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
@@ -1152,8 +1167,12 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 	 * are checked against; a message goes on into the SRQ it started
 	 * in. Anything else is an invalid request.
 	 */
-	if (qp->resp.have_wqe && qp->resp.wqe_srqn != pkt->xrc_srqn)
+	if ((qp->resp.have_wqe && qp->resp.wqe_srqn != pkt->xrc_srqn) ||
+	    (qp->resp.in_write && qp->resp.write_srqn != pkt->xrc_srqn))
 		return SROCE_RESP_NAK_INV;
+	if ((pkt->info->flags & (SROCE_OPF_WRITE | SROCE_OPF_FIRST)) ==
+	    (SROCE_OPF_WRITE | SROCE_OPF_FIRST))
+		qp->resp.write_srqn = pkt->xrc_srqn;
 	sroce_resp_xrc_push(qp, pkt->xrc_srqn, &ctx);
 	r = qp->xrc_srq ? sroce_resp_dispatch(qp, skb, pkt, out) :
 			  SROCE_RESP_NAK_INV;
@@ -1679,21 +1698,10 @@ static void sroce_resp_flush_srq(struct sroce_qp *qp, struct sroce_cqe *cqe)
  */
 static void sroce_resp_flush_xrc(struct sroce_qp *qp, struct sroce_cqe *cqe)
 {
-	struct sroce_srq *srq;
-
 	spin_lock_bh(&qp->resp_lock);
 	sroce_resp_forget(qp);
-	if (qp->resp.have_wqe) {
-		srq = sroce_xrc_srq_get(qp->sdev, qp->resp.wqe_srqn,
-					qp->ibqp.xrcd);
-		if (srq) {
-			cqe->wr_id = qp->resp.rwqe.wr_id;
-			cqe->kernel_qp = srq->is_user ? 0 : cqe->kernel_qp;
-			sroce_cq_post(to_scq(srq->ibsrq.ext.cq), cqe, true);
-			sroce_srq_put(srq);
-		}
-		qp->resp.have_wqe = false;
-	}
+	if (qp->resp.have_wqe)
+		sroce_resp_complete(qp, cqe, true);
 	spin_unlock_bh(&qp->resp_lock);
 }
 

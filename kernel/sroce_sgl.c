@@ -8,6 +8,7 @@
 #include <rdma/ib_umem_odp.h>
 
 #include "sroce_qp.h"
+#include "sroce_srq.h"
 #include "sroce_verbs.h"
 
 /*
@@ -29,13 +30,14 @@ static void sroce_odp_fault_work(struct work_struct *work)
 	struct sroce_qp *qp = f->qp;
 
 	sroce_odp_fault_in(mr, f->iova, f->len, f->ahead, f->write, !!qp);
-	sroce_mr_put(mr);
 	if (!qp) {
-		/* An advice: its own allocation. */
+		/* An advice: its own allocation; the MR's count before its put. */
 		atomic_dec(&mr->faults);
+		sroce_mr_put(mr);
 		kfree(f);
 		return;
 	}
+	sroce_mr_put(mr);
 	/*
 	 * The QP's own: free for the next fault before the kick, so that
 	 * what the kick runs can queue one; f is the QP's, untouched once
@@ -119,6 +121,21 @@ out:
 }
 
 /*
+ * Is the WQE whose SGEs @side copies a kernel consumer's, whose SGEs may
+ * name kernel addresses with local_dma_lkey? An XRC target is a kernel
+ * object (ib_core creates it without user data) but its receive WQEs come
+ * from the SRQs its requests name, which user space fills: only a kernel
+ * SRQ's are.
+ */
+static bool sroce_sgl_kernel(const struct sroce_qp *qp, int side)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return side == SROCE_ODP_RESP && qp->xrc_srq &&
+		       !qp->xrc_srq->is_user;
+	return !qp->is_user;
+}
+
+/*
  * Copy @len bytes between a WQE's SGE list, starting @offset bytes into
  * it, and the packet buffer. Every key is looked up and checked against
  * the QP's PD, the SGE's own bounds and, for writes into local memory,
@@ -144,7 +161,8 @@ int sroce_sgl_copy(struct sroce_qp *qp, int side, const struct sroce_sge *sge,
 			continue;
 		}
 		n = min_t(u64, len, sge[i].length - offset);
-		if (!qp->is_user && sge[i].lkey == qp->sdev->ibdev.local_dma_lkey) {
+		if (sroce_sgl_kernel(qp, side) &&
+		    sge[i].lkey == qp->sdev->ibdev.local_dma_lkey) {
 			/* Kernel consumers: the address is a kernel address. */
 			sroce_pktbuf_copy(pb, (void *)(uintptr_t)(sge[i].addr +
 								  offset),
@@ -189,7 +207,8 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
 	if (!atomic_read(&qp->sdev->num_odp_mr))
 		return 0;
 	for (i = 0; i < num_sge; i++) {
-		if (!qp->is_user && sge[i].lkey == qp->sdev->ibdev.local_dma_lkey)
+		if (sroce_sgl_kernel(qp, SROCE_ODP_REQ) &&
+		    sge[i].lkey == qp->sdev->ibdev.local_dma_lkey)
 			continue;
 		mr = sroce_mr_get(qp->sdev, sge[i].lkey);
 		if (!mr)

@@ -311,14 +311,12 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	/*
 	 * ib_core refuses while QPs are attached; XRC targets take it only
-	 * by number: once unpublished, wait for those that have it, and for
-	 * the RCU readers that may have found it (ib_core frees it).
+	 * by number, under the table's lock: once unpublished, wait for
+	 * those that have it.
 	 */
 	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
 	sroce_srq_put(srq);
 	wait_for_completion(&srq->released);
-	if (ibsrq->srq_type == IB_SRQT_XRC)
-		synchronize_rcu();
 	sroce_queue_cleanup(&srq->rq);
 	mutex_destroy(&srq->resize_lock);
 	atomic_dec(&sdev->num_srq);
@@ -353,14 +351,20 @@ struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srq_num,
 				    struct ib_xrcd *xrcd)
 {
 	struct sroce_srq *srq;
+	unsigned long flags;
 
-	rcu_read_lock();
+	/*
+	 * Under the table's lock, not RCU: the table holds basic SRQs too,
+	 * which ib_core frees as soon as they are destroyed, and a number
+	 * from the wire may name one.
+	 */
+	xa_lock_irqsave(&sdev->srq_xa, flags);
 	srq = xa_load(&sdev->srq_xa, srq_num);
 	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
 		    srq->ibsrq.ext.xrc.xrcd != xrcd ||
 		    !refcount_inc_not_zero(&srq->refs)))
 		srq = NULL;
-	rcu_read_unlock();
+	xa_unlock_irqrestore(&sdev->srq_xa, flags);
 	return srq;
 }
 

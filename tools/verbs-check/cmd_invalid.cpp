@@ -373,12 +373,13 @@ void InvalidRun::mr_invalid()
 	                reg_mr_errno(buf, 4096, IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ),
 	                EINVAL, "ibv_reg_mr(REMOTE_ATOMIC|REMOTE_READ)");
 	/*
-	 * ib_core answers ON_DEMAND on a device without ODP with EINVAL on 6.1
-	 * and EOPNOTSUPP on 6.12 (the driver never sees the call).
+	 * sroce has on-demand paging (odp.sh), but not implicit ODP: a region
+	 * of the whole address space is refused.
 	 */
-	r_.expect_errno("mr.on_demand", reg_mr_errno(buf, 4096, IBV_ACCESS_ON_DEMAND),
-	                kernel_at_least(6, 12) ? EOPNOTSUPP : EINVAL,
-	                "ibv_reg_mr(ON_DEMAND) without ODP support");
+	r_.expect_errno(
+	    "mr.on_demand_implicit",
+	    reg_mr_errno(nullptr, SIZE_MAX, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE), EINVAL,
+	    "ibv_reg_mr(ON_DEMAND, address 0, length SIZE_MAX)");
 	/* Bit 10: undefined on both kernels (6.12 gave bits 8 and 9 to FLUSH). */
 	r_.expect_errno("mr.unknown_access_bit", reg_mr_errno(buf, 4096, 1U << 10), EINVAL,
 	                "ibv_reg_mr(access bit 10, undefined)");

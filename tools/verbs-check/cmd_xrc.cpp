@@ -24,6 +24,14 @@
 
 #include <infiniband/verbs.h>
 
+/*
+ * libibverbs' private command wrappers (IBVERBS_PRIVATE_34): the write()
+ * commands themselves, without the provider, as a hostile process issues
+ * them.
+ */
+extern "C" int ibv_cmd_post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
+extern "C" int ibv_cmd_post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -84,6 +92,8 @@ class XrcRun
 	void sends(Pair &p);
 	void memory(Pair &p);
 	void refused(uint32_t foreign_srqn);
+	void hostile(Pair &p);
+	void srq_gone();
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -291,6 +301,96 @@ void XrcRun::refused(uint32_t foreign_srqn)
 	}
 }
 
+/*
+ * What a hostile process can try on an XRC target, which ib_core creates
+ * as a kernel object: a receive of an XRC SRQ naming lkey 0 (a kernel
+ * consumer's local DMA key) and a kernel address must fail like any bad
+ * key, not be written to; SEND and receive commands issued to the target
+ * straight through uverbs are refused.
+ */
+void XrcRun::hostile(Pair &p)
+{
+	uint8_t *src = buf_.data();
+	ibv_sge bad{8, 64, 0};
+	ibv_recv_wr rw{}, *rbad = nullptr;
+	ibv_wc sw{}, w{};
+
+	rw.wr_id = 99;
+	rw.sg_list = &bad;
+	rw.num_sge = 1;
+	fill_pattern(src, 64, 5);
+	int rst = -2, sst = -2;
+	if (!ibv_post_srq_recv(srqa_.get(), &rw, &rbad) &&
+	    !post(p.ini.get(), IBV_WR_SEND, srqna_, addr_of(src), 64, mr_->lkey)) {
+		rst = one(cqa_.get(), &w);
+		sst = one(scq_.get(), &sw);
+	}
+	r_.check(rst == IBV_WC_LOC_PROT_ERR && w.wr_id == 99, "hostile.kernel_lkey",
+	         "a receive naming lkey 0 and address 8: %s, want local protection error (the "
+	         "sender: %s)",
+	         rst >= 0 ? ibv_wc_status_str(ibv_wc_status(rst)) : "no completion",
+	         sst >= 0 ? ibv_wc_status_str(ibv_wc_status(sst)) : "no completion");
+
+	Pair q;
+	ibv_sge s{addr_of(src), 64, mr_->lkey};
+	ibv_send_wr wr{}, *sbad = nullptr;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	bool made = make_pair(xrcd_.get(), &q);
+	int ret = made ? ibv_cmd_post_send(q.tgt.get(), &wr, &sbad) : -1;
+	r_.check(made && ret == EINVAL, "hostile.tgt_send",
+	         "IB_USER_VERBS_CMD_POST_SEND to an XRC target: %s, want EINVAL",
+	         ret < 0 ? "setup failed"
+	         : ret   ? errno_name(ret).c_str()
+	                 : "accepted");
+	ibv_sge rs{addr_of(src), 64, mr_->lkey};
+	ibv_recv_wr r2{};
+	r2.sg_list = &rs;
+	r2.num_sge = 1;
+	ret = made ? ibv_cmd_post_recv(q.tgt.get(), &r2, &rbad) : -1;
+	r_.check(made && ret == EINVAL, "hostile.tgt_recv",
+	         "IB_USER_VERBS_CMD_POST_RECV to an XRC target: %s, want EINVAL",
+	         ret < 0 ? "setup failed"
+	         : ret   ? errno_name(ret).c_str()
+	                 : "accepted");
+}
+
+/*
+ * The SRQ a long SEND goes into is destroyed while its packets arrive:
+ * the target, which holds a WQE of it, NAKs the rest (the SRQ is gone)
+ * or the SEND completes first; either way nothing else happens.
+ */
+void XrcRun::srq_gone()
+{
+	const uint32_t len = 1024 * 1024;
+	std::vector<uint8_t> big(2 * len);
+	MrPtr bmr(ibv_reg_mr(pd_.get(), big.data(), big.size(), kAccess));
+	CqPtr cq(ibv_create_cq(ctx_, 4, nullptr, nullptr, 0));
+	SrqPtr srq(bmr && cq ? xrc_srq(xrcd_.get(), pd_.get(), cq.get()) : nullptr);
+	uint32_t srqn = 0;
+	Pair p;
+	ibv_sge rs{addr_of(big.data() + len), len, bmr ? bmr->lkey : 0};
+	ibv_recv_wr rw{}, *rbad = nullptr;
+	rw.sg_list = &rs;
+	rw.num_sge = 1;
+	if (!r_.check(srq && !ibv_get_srq_num(srq.get(), &srqn) && make_pair(xrcd_.get(), &p) &&
+	                  !ibv_post_srq_recv(srq.get(), &rw, &rbad),
+	              "gone.setup", "an XRC SRQ with a receive of 1 MiB, a pair"))
+		return;
+	ibv_wc w{};
+	int st = post(p.ini.get(), IBV_WR_SEND, srqn, addr_of(big.data()), len, bmr->lkey) ? -2 : 0;
+	srq.reset(); /* while the SEND's packets arrive */
+	if (!st)
+		st = one(scq_.get(), &w);
+	r_.check(st == IBV_WC_SUCCESS || st == IBV_WC_REM_INV_REQ_ERR, "gone.srq",
+	         "a 1 MiB SEND whose XRC SRQ is destroyed under it: %s",
+	         st >= 0    ? ibv_wc_status_str(ibv_wc_status(st))
+	         : st == -1 ? "no completion"
+	                    : "post failed");
+}
+
 int XrcRun::run()
 {
 	ibv_device_attr_ex dx{};
@@ -350,7 +450,9 @@ int XrcRun::run()
 	         "ibv_open_qp of the target by number (%s)",
 	         opened ? "ok" : errno_name(errno).c_str());
 	opened.reset();
+	hostile(p);
 	refused(srqn_foreign);
+	srq_gone();
 	return r_.finish();
 }
 
