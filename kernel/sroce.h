@@ -162,6 +162,8 @@ struct sroce_dev {
 	struct xarray key_xa;		/* key index -> struct sroce_mr/mw */
 	u32 key_next;
 	struct xarray srq_xa;
+	/* XRC SRQs alone, by number: XRC targets look them up (RCU). */
+	struct xarray xrc_srq_xa;
 	u32 srq_next;
 	struct xarray ah_xa;
 	u32 ah_next;

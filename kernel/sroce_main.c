@@ -158,6 +158,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->key_xa);
 	xa_destroy(&sdev->srq_xa);
+	xa_destroy(&sdev->xrc_srq_xa);
 	xa_destroy(&sdev->ah_xa);
 	mutex_destroy(&sdev->pma_lock);
 	sroce_counters_cleanup(sdev);
@@ -396,6 +397,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->key_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->xrc_srq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->counter_xa, XA_FLAGS_ALLOC1);
 	mutex_init(&sdev->pma_lock);

@@ -102,6 +102,17 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	}
 	init->attr.max_wr = n;
 	init->attr.max_sge = srq->max_sge;
+	/*
+	 * An XRC SRQ goes into a table of its own, which XRC targets search
+	 * under RCU by the number a packet names: no basic SRQ, which ib_core
+	 * frees as soon as it is destroyed, can be found there.
+	 */
+	if (init->srq_type == IB_SRQT_XRC) {
+		err = xa_err(xa_store_irq(&sdev->xrc_srq_xa, srq->srq_num, srq,
+					  GFP_KERNEL));
+		if (err)
+			goto err_xa;
+	}
 	xa_store_irq(&sdev->srq_xa, srq->srq_num, srq, GFP_KERNEL);
 	sroce_dbg(sdev, "srq %u created, %u entries\n", srq->srq_num, n);
 	return 0;
@@ -311,12 +322,16 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	/*
 	 * ib_core refuses while QPs are attached; XRC targets take it only
-	 * by number, under the table's lock: once unpublished, wait for
-	 * those that have it.
+	 * by number: once unpublished, wait for those that have it, and for
+	 * the RCU readers that may have found it (ib_core frees it).
 	 */
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		xa_erase_irq(&sdev->xrc_srq_xa, srq->srq_num);
 	xa_erase_irq(&sdev->srq_xa, srq->srq_num);
 	sroce_srq_put(srq);
 	wait_for_completion(&srq->released);
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		synchronize_rcu();
 	sroce_queue_cleanup(&srq->rq);
 	mutex_destroy(&srq->resize_lock);
 	atomic_dec(&sdev->num_srq);
@@ -351,20 +366,18 @@ struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srq_num,
 				    struct ib_xrcd *xrcd)
 {
 	struct sroce_srq *srq;
-	unsigned long flags;
 
 	/*
-	 * Under the table's lock, not RCU: the table holds basic SRQs too,
-	 * which ib_core frees as soon as they are destroyed, and a number
-	 * from the wire may name one.
+	 * RCU, not the table's lock: the device's xarrays share one lock
+	 * class, which process context takes with softirqs on. Only XRC
+	 * SRQs are in this table (sroce_create_srq()).
 	 */
-	xa_lock_irqsave(&sdev->srq_xa, flags);
-	srq = xa_load(&sdev->srq_xa, srq_num);
-	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
-		    srq->ibsrq.ext.xrc.xrcd != xrcd ||
+	rcu_read_lock();
+	srq = xa_load(&sdev->xrc_srq_xa, srq_num);
+	if (srq && (srq->ibsrq.ext.xrc.xrcd != xrcd ||
 		    !refcount_inc_not_zero(&srq->refs)))
 		srq = NULL;
-	xa_unlock_irqrestore(&sdev->srq_xa, flags);
+	rcu_read_unlock();
 	return srq;
 }
 
