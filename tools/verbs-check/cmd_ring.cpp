@@ -612,10 +612,12 @@ void RingRun::flush_huge()
  * receive WQEs) and a CQ of 64 is moved to ERR with both rings full, then
  * both are filled again and their doorbells rung, kHostileRounds times.
  * Only the first CQEs fit (IBV_EVENT_CQ_ERR), but every WQE must be
- * consumed (cons reaches prod), and a thread of this process that sleeps
- * 1 ms at a time must never wait sleeper_limit_ms() or more: the flush
- * gives the CPU up between batches instead of running 2^20 WQEs with
- * softirqs off.
+ * consumed (cons reaches prod), and a SCHED_FIFO thread of this process
+ * that sleeps 1 ms at a time must never wait sleeper_limit_ms() or more:
+ * the flush gives the CPU up between batches instead of running 2^20 WQEs
+ * with softirqs off. The sleeper is realtime because the stress test runs
+ * this next to busy processes, which keep an ordinary thread waiting its
+ * fair share (100 ms and more on a debug kernel) whatever the flush does.
  */
 void RingRun::flush_hostile()
 {
@@ -632,7 +634,7 @@ void RingRun::flush_hostile()
 	if (!qp)
 		return;
 	ibv_recv_wr *rbad = nullptr;
-	Sleeper sleeper;
+	Sleeper sleeper(true);
 	const double base_gap = sleeper.baseline_ms();
 	uint32_t sprod = __atomic_load_n(&sq->prod, __ATOMIC_RELAXED) + n;
 	uint32_t rprod = __atomic_load_n(&rq->prod, __ATOMIC_RELAXED) + n;
@@ -683,10 +685,10 @@ void RingRun::flush_hostile()
 	if (got == 1)
 		ibv_ack_async_event(&ev);
 	const double limit = sleeper_limit_ms(base_gap);
-	r_.check(gap < limit, name + ".responsive",
-	         "a sleeping thread was never kept waiting %.0f ms or more while the QP flushed "
-	         "(%.1f ms)",
-	         limit, gap);
+	r_.check(gap < limit && !sleeper.demoted(), name + ".responsive",
+	         "a SCHED_FIFO thread sleeping 1 ms at a time was never kept waiting %.0f ms or "
+	         "more while the QP flushed (%.1f ms%s)",
+	         limit, gap, sleeper.demoted() ? "; no SCHED_FIFO here" : "");
 }
 
 /*
