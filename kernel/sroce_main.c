@@ -328,10 +328,11 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 		 * sroce_odp.c: RC and XRC in full (XRC receives only from
 		 * SRQs); UC and UD from ODP memory only (a receive that
 		 * misses a page is dropped: neither can ask the sender to
-		 * wait). No implicit ODP.
+		 * wait). Implicit regions too (sroce_odp.c).
 		 */
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT |
+					   IB_ODP_SUPPORT_IMPLICIT;
 		a->odp_caps.per_transport_caps.rc_odp_caps =
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |

@@ -44,6 +44,19 @@ enum sroce_mr_state {
 	SROCE_MR_VALID,
 };
 
+/*
+ * The pages of one ODP umem (sroce_odp.c): an explicit region's, or one
+ * child of an implicit region's. @inval_start, @inval_end (under the
+ * region's odp_lock): the user range being invalidated; start == end:
+ * none.
+ */
+struct sroce_odp_map {
+	struct ib_umem_odp *odp;
+	struct sroce_mr *mr;
+	u64 inval_start;
+	u64 inval_end;
+};
+
 struct sroce_mr {
 	struct ib_mr ibmr;
 	enum sroce_mr_kind kind;
@@ -66,10 +79,12 @@ struct sroce_mr {
 	u32 first_off;		/* SROCE_MR_FAST: offset of iova in pages[0] */
 	atomic_t num_mw;	/* windows bound to it, or SROCE_MR_MW_CLOSED */
 	/* SROCE_MR_ODP (sroce_odp.c): */
-	struct ib_umem_odp *odp;
+	struct ib_umem_odp *odp;	/* the region's, or the implicit root */
+	struct sroce_odp_map odp_map;	/* an explicit region's pages */
+	struct xarray odp_children;	/* implicit: chunk -> sroce_odp_map */
+	struct mutex odp_child_mutex;	/* implicit: adds children */
+	u32 odp_nchildren;		/* under odp_child_mutex */
 	spinlock_t odp_lock;	/* data path against invalidation */
-	u64 inval_start;	/* user range being invalidated, under */
-	u64 inval_end;		/* odp_lock; start == end: none */
 	u64 bad_start;		/* the last fault that failed: the next */
 	u64 bad_end;		/* access there fails, once */
 	atomic_t faults;	/* fault work items queued */
@@ -254,7 +269,9 @@ struct ib_umem_odp;
 struct sroce_word_op;
 #if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
 int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
-		   u64 length, int access);
+		   u64 length, u64 iova, int access);
+void sroce_odp_release(struct sroce_mr *mr);
+u64 sroce_odp_pages_mapped(struct sroce_mr *mr);
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		       bool write, bool record);
 int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
@@ -266,9 +283,18 @@ int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write);
 #else
 /* A kernel without ODP: no region is ever SROCE_MR_ODP. */
 static inline int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev,
-				 u64 start, u64 length, int access)
+				 u64 start, u64 length, u64 iova, int access)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline void sroce_odp_release(struct sroce_mr *mr)
+{
+}
+
+static inline u64 sroce_odp_pages_mapped(struct sroce_mr *mr)
+{
+	return 0;
 }
 
 static inline int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len,

@@ -223,6 +223,17 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 	return 0;
 }
 
+/* A user region's umem, whatever its kind; none is in use any more. */
+static void sroce_mr_release_umem(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	if (mr->kind == SROCE_MR_ODP) {
+		atomic_dec(&sdev->num_odp_mr);
+		sroce_odp_release(mr);
+	} else {
+		ib_umem_release(mr->umem);
+	}
+}
+
 #define SROCE_USER_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			   IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING | \
@@ -248,7 +259,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 		return ERR_PTR(-ENOMEM);
 
 	if (access & IB_ACCESS_ON_DEMAND) {
-		err = sroce_odp_init(mr, pd->device, start, length, access);
+		err = sroce_odp_init(mr, pd->device, start, length, iova,
+				     access);
 		if (err)
 			goto err_free;
 	} else {
@@ -274,10 +286,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err_umem:
-	if (mr->kind == SROCE_MR_ODP)
-		atomic_dec(&sdev->num_odp_mr);
+	sroce_mr_release_umem(sdev, mr);
 	kvfree(mr->upages);
-	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -456,9 +466,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 
 	sroce_mr_remove(sdev, mr);
-	if (mr->kind == SROCE_MR_ODP)
-		atomic_dec(&sdev->num_odp_mr);
-	ib_umem_release(mr->umem);
+	sroce_mr_release_umem(sdev, mr);
 	kvfree(mr->upages);
 	kfree(mr->pages);
 	/* A lookup may still be reading mr->ibmr.lkey under RCU. */

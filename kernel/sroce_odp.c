@@ -41,11 +41,31 @@
  * that misses there fails with -EFAULT (LOC_PROT_ERR, or a remote access
  * error NAK), instead of faulting forever. It is cleared by that access,
  * so memory mapped there again later is faulted in anew.
+ *
+ * Implicit ODP (ibv_reg_mr(pd, NULL, SIZE_MAX, ...)): the region is the
+ * process's whole address space, iova == user address. Its root umem
+ * holds no pages; the first fault in each naturally aligned 64 MiB chunk
+ * adds a child umem for that chunk (ib_umem_odp_alloc_child(), its own
+ * interval notifier and page table), which the data path finds by chunk
+ * number in an xarray (xa_load(), lockless) while it holds odp_lock; the
+ * region's reference keeps every child. A child is added only where the
+ * process has a readable mapping (a peer holding the rkey cannot make us
+ * allocate page tables for empty or PROT_NONE address space), at most
+ * SROCE_ODP_MAX_CHILDREN per region, and lives as long as the region:
+ * mlx5 also frees idle children, sroce does not. 64 MiB: a child's two
+ * tables take 256 KiB, the cap 256 MiB of tables for 64 GiB of memory
+ * touched; past it, a fault fails (an access error).
  */
 #include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "sroce_mem.h"
+
+#define SROCE_ODP_CHILD_SHIFT	26
+#define SROCE_ODP_MAX_CHILDREN	1024
+
+static const struct mmu_interval_notifier_ops sroce_odp_ops;
 
 static u64 sroce_odp_uaddr(const struct sroce_mr *mr, u64 iova)
 {
@@ -57,6 +77,19 @@ static u64 sroce_odp_access(const struct sroce_mr *mr, bool write)
 	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
 }
 
+static bool sroce_odp_implicit(const struct sroce_mr *mr)
+{
+	return mr->odp->is_implicit_odp;
+}
+
+/* The page table user address @ua is in, or NULL (no child there yet). */
+static struct sroce_odp_map *sroce_odp_map_at(struct sroce_mr *mr, u64 ua)
+{
+	if (!sroce_odp_implicit(mr))
+		return &mr->odp_map;
+	return xa_load(&mr->odp_children, ua >> SROCE_ODP_CHILD_SHIFT);
+}
+
 /*
  * The kernel address of user address @ua, under odp_lock, or NULL if its
  * page is not mapped (for writing, if @write). *@room: bytes from there to
@@ -64,14 +97,20 @@ static u64 sroce_odp_access(const struct sroce_mr *mr, bool write)
  */
 static void *sroce_odp_va(struct sroce_mr *mr, u64 ua, bool write, u32 *room)
 {
-	struct ib_umem_odp *odp = mr->odp;
+	struct sroce_odp_map *m = sroce_odp_map_at(mr, ua);
 	u64 need = sroce_odp_access(mr, write);
-	u64 psz = BIT_ULL(odp->page_shift), off;
+	struct ib_umem_odp *odp;
+	u64 psz, off;
 	dma_addr_t d;
 
 	lockdep_assert_held(&mr->odp_lock);
-	if (ua >= mr->inval_start && ua < mr->inval_end)
+	if (!m || (ua >= m->inval_start && ua < m->inval_end))
 		return NULL;
+	odp = m->odp;
+	/* A child is found by @ua's chunk; never index past its table. */
+	if (ua - ib_umem_start(odp) >= ib_umem_end(odp) - ib_umem_start(odp))
+		return NULL;
+	psz = BIT_ULL(odp->page_shift);
 	d = READ_ONCE(odp->dma_list[(ua - ib_umem_start(odp)) >>
 				    odp->page_shift]);
 	if ((d & need) != need)
@@ -168,20 +207,123 @@ int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 }
 
 /*
+ * Does the process of @mm have a readable mapping of memory at @ua (not
+ * PROT_NONE, not I/O)? 0 or -EFAULT.
+ */
+static int sroce_odp_vma_at(struct mm_struct *mm, u64 ua)
+{
+	struct vm_area_struct *vma;
+	bool ok;
+
+	if (!mmget_not_zero(mm))
+		return -EFAULT;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, ua);
+	ok = vma && (vma->vm_flags & VM_READ) &&
+	     !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return ok ? 0 : -EFAULT;
+}
+
+/* Publish @odp's table to the invalidation as @m's. */
+static void sroce_odp_map_set(struct sroce_odp_map *m, struct sroce_mr *mr,
+			      struct ib_umem_odp *odp)
+{
+	m->odp = odp;
+	m->mr = mr;
+	mutex_lock(&odp->umem_mutex);
+	odp->private = m;
+	mutex_unlock(&odp->umem_mutex);
+}
+
+/*
+ * The child of implicit region @mr whose chunk holds @ua, added if there
+ * is none and the process has a mapping at @ua; process context.
+ */
+static struct sroce_odp_map *sroce_odp_child(struct sroce_mr *mr, u64 ua)
+{
+	unsigned long idx = ua >> SROCE_ODP_CHILD_SHIFT;
+	struct ib_umem_odp *odp;
+	struct sroce_odp_map *m;
+	int err;
+
+	m = xa_load(&mr->odp_children, idx);
+	if (m)
+		return m;
+	mutex_lock(&mr->odp_child_mutex);
+	m = xa_load(&mr->odp_children, idx);
+	if (m)
+		goto out;
+	err = -ENOMEM;
+	if (mr->odp_nchildren >= SROCE_ODP_MAX_CHILDREN)
+		goto err;
+	err = sroce_odp_vma_at(mr->odp->umem.owning_mm, ua);
+	if (err)
+		goto err;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		err = -ENOMEM;
+		goto err;
+	}
+	odp = ib_umem_odp_alloc_child(mr->odp, idx << SROCE_ODP_CHILD_SHIFT,
+				      BIT_ULL(SROCE_ODP_CHILD_SHIFT),
+				      &sroce_odp_ops);
+	if (IS_ERR(odp)) {
+		err = PTR_ERR(odp);
+		goto err_free;
+	}
+	sroce_odp_map_set(m, mr, odp);
+	err = xa_err(xa_store(&mr->odp_children, idx, m, GFP_KERNEL));
+	if (err)
+		goto err_release;
+	mr->odp_nchildren++;
+out:
+	mutex_unlock(&mr->odp_child_mutex);
+	return m;
+
+err_release:
+	ib_umem_odp_release(odp);
+err_free:
+	kfree(m);
+err:
+	mutex_unlock(&mr->odp_child_mutex);
+	return ERR_PTR(err);
+}
+
+/*
  * Map [ua, ua + len), faulting if @fault; 0 or a negative errno. A
  * success over the range of the last failed fault forgets it: what
- * failed there is mapped now.
+ * failed there is mapped now. An implicit region maps child by child;
+ * without @fault, chunks it cannot have a child for are skipped.
  */
 static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 			 bool fault)
 {
+	u64 pos = ua, end = ua + len, n;
+	struct sroce_odp_map *m;
 	unsigned long flags;
 	int np;
 
-	np = ib_umem_odp_map_dma_and_lock(mr->odp, ua, len, access, fault);
-	if (np < 0)
-		return np;
-	mutex_unlock(&mr->odp->umem_mutex);
+	while (pos < end) {
+		m = sroce_odp_implicit(mr) ? sroce_odp_child(mr, pos) :
+					     &mr->odp_map;
+		if (IS_ERR(m) && !fault) {
+			n = BIT_ULL(SROCE_ODP_CHILD_SHIFT) -
+			    (pos & (BIT_ULL(SROCE_ODP_CHILD_SHIFT) - 1));
+			pos += min(n, end - pos);
+			continue;
+		}
+		if (IS_ERR(m))
+			return PTR_ERR(m);
+		n = min_t(u64, end - pos, ib_umem_end(m->odp) - pos);
+		np = ib_umem_odp_map_dma_and_lock(m->odp, pos, n, access,
+						  fault);
+		if (np < 0)
+			return np;
+		mutex_unlock(&m->odp->umem_mutex);
+		pos += n;
+	}
 	if (fault) {
 		spin_lock_irqsave(&mr->odp_lock, flags);
 		if (ua < mr->bad_end && ua + len > mr->bad_start) {
@@ -239,8 +381,8 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	u64 psz = BIT_ULL(odp->page_shift), start, end;
+	struct sroce_odp_map *m;
 	unsigned long flags;
-	struct sroce_mr *mr;
 
 	if (!mmu_notifier_range_blockable(range))
 		return false;
@@ -248,19 +390,20 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	start = ALIGN_DOWN(max_t(u64, range->start, ib_umem_start(odp)), psz);
 	end = ALIGN(min_t(u64, range->end, ib_umem_end(odp)), psz);
-	mr = odp->private;
-	if (mr) {
-		spin_lock_irqsave(&mr->odp_lock, flags);
-		mr->inval_start = start;
-		mr->inval_end = end;
-		spin_unlock_irqrestore(&mr->odp_lock, flags);
+	/* Not set yet: nothing was mapped, no copy can be reading. */
+	m = odp->private;
+	if (m) {
+		spin_lock_irqsave(&m->mr->odp_lock, flags);
+		m->inval_start = start;
+		m->inval_end = end;
+		spin_unlock_irqrestore(&m->mr->odp_lock, flags);
 	}
 	ib_umem_odp_unmap_dma_pages(odp, start, end);
-	if (mr) {
-		spin_lock_irqsave(&mr->odp_lock, flags);
-		mr->inval_start = 0;
-		mr->inval_end = 0;
-		spin_unlock_irqrestore(&mr->odp_lock, flags);
+	if (m) {
+		spin_lock_irqsave(&m->mr->odp_lock, flags);
+		m->inval_start = 0;
+		m->inval_end = 0;
+		spin_unlock_irqrestore(&m->mr->odp_lock, flags);
 	}
 	mutex_unlock(&odp->umem_mutex);
 	return true;
@@ -271,24 +414,37 @@ static const struct mmu_interval_notifier_ops sroce_odp_ops = {
 };
 
 /*
- * Set @mr up as an ODP region of [start, start + length). Implicit ODP
- * (the whole address space) is not offered (IB_ODP_SUPPORT_IMPLICIT is
- * not advertised).
+ * Set @mr up as an ODP region of [start, start + length), or as an
+ * implicit one (start 0, length U64_MAX: the whole address space, whose
+ * iova must be 0, as mlx5 asks).
  */
 int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
-		   u64 length, int access)
+		   u64 length, u64 iova, int access)
 {
 	struct ib_umem_odp *odp;
 
-	if (!start && length == U64_MAX)
-		return -EINVAL;
 	spin_lock_init(&mr->odp_lock);
-	odp = ib_umem_odp_get(ibdev, start, length, access, &sroce_odp_ops);
-	if (IS_ERR(odp))
-		return PTR_ERR(odp);
-	mutex_lock(&odp->umem_mutex);
-	odp->private = mr;
-	mutex_unlock(&odp->umem_mutex);
+	if (!start && length == U64_MAX) {
+		if (iova)
+			return -EINVAL;
+		odp = ib_umem_odp_alloc_implicit(ibdev, access);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		/*
+		 * The root holds no notifier, so nothing keeps the mm_struct
+		 * that children are added to (ib_umem_odp_alloc_child() reads
+		 * it): the region holds it until it is deregistered.
+		 */
+		mmgrab(odp->umem.owning_mm);
+		xa_init(&mr->odp_children);
+		mutex_init(&mr->odp_child_mutex);
+	} else {
+		odp = ib_umem_odp_get(ibdev, start, length, access,
+				      &sroce_odp_ops);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		sroce_odp_map_set(&mr->odp_map, mr, odp);
+	}
 	mr->odp = odp;
 	mr->umem = &odp->umem;
 	mr->kind = SROCE_MR_ODP;
@@ -296,3 +452,35 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 	return 0;
 }
 
+/* Release @mr's umems; nothing reads them any more (no reference left). */
+void sroce_odp_release(struct sroce_mr *mr)
+{
+	struct ib_umem_odp *root = mr->odp;
+	struct sroce_odp_map *m;
+	unsigned long idx;
+
+	if (sroce_odp_implicit(mr)) {
+		xa_for_each(&mr->odp_children, idx, m) {
+			ib_umem_odp_release(m->odp);
+			kfree(m);
+		}
+		xa_destroy(&mr->odp_children);
+		mutex_destroy(&mr->odp_child_mutex);
+		mmdrop(root->umem.owning_mm);
+	}
+	ib_umem_odp_release(root);
+}
+
+/* Pages mapped now; read without the umems' mutexes. */
+u64 sroce_odp_pages_mapped(struct sroce_mr *mr)
+{
+	struct sroce_odp_map *m;
+	unsigned long idx;
+	u64 n = 0;
+
+	if (!sroce_odp_implicit(mr))
+		return READ_ONCE(mr->odp->npages);
+	xa_for_each(&mr->odp_children, idx, m)
+		n += READ_ONCE(m->odp->npages);
+	return n;
+}

@@ -10,8 +10,6 @@
  */
 #include <rdma/restrack.h>
 
-#include <rdma/ib_umem_odp.h>
-
 #include "sroce_verbs.h"
 #include "sroce_qp.h"
 #include "sroce_cq.h"
@@ -274,7 +272,8 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 		break;
 	case SROCE_MR_ODP:
 		/* Mapped now, none pinned; read without the umem's mutex. */
-		sroce_res_add(v, &n, "pages_mapped", READ_ONCE(mr->odp->npages));
+		sroce_res_add(v, &n, "pages_mapped",
+			      sroce_odp_pages_mapped(mr));
 		break;
 	case SROCE_MR_FAST:
 		sroce_res_add(v, &n, "pages", READ_ONCE(mr->npages));

@@ -11,8 +11,11 @@
 # registered); pages taken away during WRITE/READ/fetch-and-add traffic
 # (a thread forks and discards pages); unmapped memory gives
 # IBV_WC_REM_ACCESS_ERR and IBV_WC_LOC_PROT_ERR; ibv_advise_mr's advices
-# and errors. Then the device's regions are back to what they were.
-# timeout: 240
+# and errors; pages swapped out (MADV_PAGEOUT to a zram swap device set up
+# here) between and during operations;
+# implicit ODP (one region for the address space). Then the device's
+# regions are back to what they were.
+# timeout: 300
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 
@@ -23,11 +26,28 @@ stat() {
 	rdma statistic show link "$CTRL_DEV/1" 2>/dev/null |
 		awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
 }
+# Swap for the page-out checks: a zram device of 256 MiB, gone again after
+# the run. A kernel without CONFIG_SWAP (the debug build) has none: the
+# checks that need it say SKIP.
+swap=""
+if ! grep -q '^/' /proc/swaps && modprobe zram num_devices=1 2>/dev/null &&
+	echo 256M >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null 2>&1 &&
+	swapon /dev/zram0 2>/dev/null; then
+	swap=zram0
+	rig_log "swap: zram0, 256 MiB"
+else
+	rig_log "no swap set up here (no zram or no CONFIG_SWAP): the swap checks skip"
+fi
+unswap() {
+	[ -n "$swap" ] || return 0
+	swapoff /dev/zram0 && echo 1 >/sys/block/zram0/reset && rmmod zram
+}
 mrs_before=$(mrs)
 rnr_before=$(stat rnr_naks_sent)
 log=$RIG_TEST_OUT/odp.log
 rc=0
-rig_run 200 "$CTRL_VC" odp "$CTRL_DEV" >"$log" 2>&1 || rc=$?
+rig_run 240 "$CTRL_VC" odp "$CTRL_DEV" >"$log" 2>&1 || rc=$?
+unswap || rig_fail "swapoff of zram0 failed"
 sed 's/^/    /' "$log"
 grep -q '^summary:' "$log" || rig_fail "no summary line from sroce-verbs-check odp"
 [ "$rc" = 0 ] || rig_fail "sroce-verbs-check odp exited $rc: $(grep -m1 '^FAIL' "$log")"

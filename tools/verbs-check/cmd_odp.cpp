@@ -6,8 +6,7 @@
  *
  *   - odp_caps: ODP for RC (send, receive, write, read, atomics, SRQ
  *     receive), XRC (the same but receives other than SRQ's), UD and UC
- *     sends; no implicit ODP, and its registration
- *     (address 0, length SIZE_MAX) is refused;
+ *     sends; implicit ODP;
  *   - a 64 MiB ODP region over memory never touched registers without
  *     faulting anything in (the process's resident memory does not grow);
  *   - first touches by the device, each in a page nobody touched yet:
@@ -27,12 +26,18 @@
  *     data) and discards pages at the far end of the region, while RDMA
  *     WRITEs and READs and fetch-and-adds hit its first part and every
  *     result is checked;
+ *   - pages swapped out (MADV_PAGEOUT; needs swap, else SKIP) between
+ *     operations, and by a thread during traffic on the very range;
  *   - the range unmapped for good: a WRITE into it fails with
  *     IBV_WC_REM_ACCESS_ERR, a SEND out of it with IBV_WC_LOC_PROT_ERR;
  *   - ibv_advise_mr: PREFETCH_WRITE with IBV_ADVISE_MR_FLAG_FLUSH faults
  *     the range in (resident memory grows by it), PREFETCH and
  *     PREFETCH_NO_FAULT succeed; a region that is not ODP and a bad lkey
- *     are EINVAL, a range past the region EFAULT.
+ *     are EINVAL, a range past the region EFAULT;
+ *   - implicit ODP (address 0, length SIZE_MAX): iova other than 0
+ *     refused; WRITE, READ out of and into it across 64 MiB boundaries,
+ *     SEND and receive, atomics, another mapping, a prefetch, a discarded
+ *     range; memory not mapped gives REM_ACCESS_ERR and LOC_PROT_ERR.
  */
 #include "commands.h"
 #include "report.h"
@@ -40,6 +45,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
@@ -47,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -88,6 +95,51 @@ long rss_kib()
 	return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* /proc/self/pagemap's entries for the pages of [p, p + len). */
+std::vector<uint64_t> pagemap(const void *p, size_t len)
+{
+	const size_t page = size_t(sysconf(_SC_PAGESIZE));
+	const uintptr_t first = reinterpret_cast<uintptr_t>(p) / page;
+	std::vector<uint64_t> e((len + page - 1) / page);
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return {};
+	const ssize_t want = ssize_t(e.size() * sizeof(e[0]));
+	const bool ok = pread(fd, e.data(), size_t(want), off_t(first * sizeof(e[0]))) == want;
+	close(fd);
+	return ok ? e : std::vector<uint64_t>();
+}
+
+constexpr uint64_t kPmPresent = 1ull << 63;
+constexpr uint64_t kPmSwapped = 1ull << 62;
+constexpr uint64_t kPmPfn = (1ull << 55) - 1;
+
+/* How many pages of [p, p + len) are swapped out. */
+size_t swapped_pages(const void *p, size_t len)
+{
+	size_t n = 0;
+
+	for (uint64_t e : pagemap(p, len))
+		n += (e & kPmSwapped) != 0;
+	return n;
+}
+
+/* Is there swap space (a line past the header of /proc/swaps)? */
+bool have_swap()
+{
+	FILE *f = std::fopen("/proc/swaps", "r");
+	char line[256];
+	int lines = 0;
+
+	if (!f)
+		return false;
+	while (std::fgets(line, sizeof(line), f))
+		lines++;
+	std::fclose(f);
+	return lines > 1;
+}
+
 struct Map {
 	uint8_t *p = nullptr;
 	size_t len = 0;
@@ -109,6 +161,22 @@ struct Map {
 /* An RC pair on one CQ; a, the requester, b the responder. */
 struct Pair {
 	QpPtr a, b;
+};
+
+/*
+ * What the churn thread does, round after round, until stopped: fork and
+ * discard a range away from the traffic (MADV_DONTNEED after writing it),
+ * or page the traffic's own range out to swap (MADV_PAGEOUT: its data
+ * must come back).
+ */
+struct Churn {
+	std::atomic<bool> stop{false};
+	bool pageout = false;
+	uint8_t *range = nullptr;
+	size_t range_len = 0;
+	unsigned forks = 0, discards = 0;
+	size_t most_swapped = 0; /* pages of the range seen swapped out at once */
+	int fork_errors = 0;
 };
 
 class OdpRun
@@ -135,6 +203,10 @@ class OdpRun
 	void advise();
 	void advise_hole(Pair &p);
 	void long_read(Pair &p);
+	void implicit();
+	void swapped(Pair &p);
+	void swap_traffic(Pair &p);
+	int churn_traffic(Pair &p, uint8_t *t, uint64_t *word, Churn &c, int rounds, int *bad);
 
 	ibv_context *ctx_;
 	GidChoice gid_;
@@ -159,7 +231,7 @@ bool OdpRun::caps()
 		return false;
 	const ibv_odp_caps &o = dx.odp_caps;
 	bool ok = (o.general_caps & IBV_ODP_SUPPORT) &&
-	          !(o.general_caps & IBV_ODP_SUPPORT_IMPLICIT) &&
+	          (o.general_caps & IBV_ODP_SUPPORT_IMPLICIT) &&
 	          o.per_transport_caps.rc_odp_caps == rc_want &&
 	          o.per_transport_caps.ud_odp_caps == IBV_ODP_SUPPORT_SEND &&
 	          o.per_transport_caps.uc_odp_caps == IBV_ODP_SUPPORT_SEND &&
@@ -371,19 +443,25 @@ void OdpRun::taken_away(Pair &p)
 	r_.check(good, "remap.write", "an RDMA WRITE lands in the new mapping");
 }
 
-struct Churn {
-	std::atomic<bool> stop{false};
-	uint8_t *discard = nullptr; /* MADV_DONTNEED target, away from the traffic */
-	size_t discard_len = 0;
-	unsigned forks = 0, discards = 0;
-	int fork_errors = 0;
-};
-
 void *churn_main(void *arg)
 {
 	Churn *c = static_cast<Churn *>(arg);
 
 	while (!c->stop.load()) {
+		if (c->pageout) {
+			if (!madvise(c->range, c->range_len, MADV_PAGEOUT))
+				c->discards++;
+			c->most_swapped =
+			    std::max(c->most_swapped, swapped_pages(c->range, c->range_len));
+			/*
+			 * A page-out every 20 ms, not back to back: the
+			 * responder answers a miss with an RNR NAK, and a page
+			 * taken away again within the RNR timer each time would
+			 * starve the retries (hardware alike).
+			 */
+			usleep(20000);
+			continue;
+		}
 		pid_t pid = fork();
 		if (pid == 0)
 			_exit(0);
@@ -391,58 +469,152 @@ void *churn_main(void *arg)
 			c->fork_errors++;
 		else
 			c->forks++;
-		std::memset(c->discard, 1, c->discard_len);
-		if (!madvise(c->discard, c->discard_len, MADV_DONTNEED))
+		std::memset(c->range, 1, c->range_len);
+		if (!madvise(c->range, c->range_len, MADV_DONTNEED))
 			c->discards++;
 	}
 	return nullptr;
 }
 
-void OdpRun::under_traffic(Pair &p)
+/*
+ * @rounds rounds of RDMA WRITE, READ and fetch-and-add on [t, t + 1 MiB)
+ * and *@word of the ODP region while @c churns in a thread of its own,
+ * every result checked: how many ran; *@bad: the operation that went
+ * wrong (0: none, -1: the thread did not start).
+ */
+int OdpRun::churn_traffic(Pair &p, uint8_t *t, uint64_t *word, Churn &c, int rounds, int *bad)
 {
 	uint8_t *h = host_.data();
-	uint8_t *t = odp_ + 20 * kMiB;
-	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 21 * kMiB);
 	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
-	const int rounds = 150;
-	Churn c;
 	pthread_t th;
-	int i, bad = 0;
+	int i;
 
-	c.discard = odp_ + 48 * kMiB;
-	c.discard_len = 4 * kMiB;
+	*bad = 0;
 	*word = 0;
-	if (!r_.check(!pthread_create(&th, nullptr, churn_main, &c), "churn.start",
-	              "a thread that forks and discards pages of the region"))
-		return;
-	for (i = 0; i < rounds && !bad; i++) {
+	if (pthread_create(&th, nullptr, churn_main, &c)) {
+		*bad = -1;
+		return 0;
+	}
+	for (i = 0; i < rounds && !*bad; i++) {
 		uint32_t off = uint32_t(i % 16) * kMsg;
 		fill_pattern(h, kMsg, 100 + i);
 		if (!op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok) ||
 		    !same_pattern(t + off, kMsg, 100 + i))
-			bad = 1;
+			*bad = 1;
 		std::memset(h + kMsg, 0, kMsg);
-		if (!bad && (!op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h + kMsg), kMsg, hl,
-		                 addr_of(t + off), ok) ||
-		             !same_pattern(h + kMsg, kMsg, 100 + i)))
-			bad = 2;
+		if (!*bad && (!op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h + kMsg), kMsg, hl,
+		                  addr_of(t + off), ok) ||
+		              !same_pattern(h + kMsg, kMsg, 100 + i)))
+			*bad = 2;
 		uint64_t *res = reinterpret_cast<uint64_t *>(h + 2 * kMsg);
 		*res = ~0ull;
-		if (!bad && (!op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr_of(res), 8, hl,
-		                 addr_of(word), ok, 1) ||
-		             *res != uint64_t(i)))
-			bad = 3;
+		if (!*bad && (!op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr_of(res), 8, hl,
+		                  addr_of(word), ok, 1) ||
+		              *res != uint64_t(i)))
+			*bad = 3;
 	}
 	c.stop = true;
 	pthread_join(th, nullptr);
-	static const char *const what[] = {"", "WRITE", "READ", "fetch-and-add"};
+	return i;
+}
+
+static const char *const kTrafficOp[] = {"every byte checked", "WRITE", "READ", "fetch-and-add"};
+
+void OdpRun::under_traffic(Pair &p)
+{
+	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 21 * kMiB);
+	const int rounds = 150;
+	Churn c;
+	int bad;
+
+	c.range = odp_ + 48 * kMiB;
+	c.range_len = 4 * kMiB;
+	const int i = churn_traffic(p, odp_ + 20 * kMiB, word, c, rounds, &bad);
+	if (!r_.check(bad >= 0, "churn.start",
+	              "a thread that forks and discards pages of the region"))
+		return;
 	r_.check(!bad && *word == uint64_t(rounds), "churn.traffic",
 	         "%d rounds of WRITE, READ and fetch-and-add (%s) during %u forks and %u discards"
 	         " (word %" PRIu64 ")",
-	         i, bad ? what[bad] : "every byte checked", c.forks, c.discards, *word);
+	         i, kTrafficOp[bad], c.forks, c.discards, *word);
 	r_.check(c.forks > 0 && c.discards > 0 && !c.fork_errors, "churn.ran",
 	         "the churn thread forked %u times and discarded %u times, %d fork errors", c.forks,
 	         c.discards, c.fork_errors);
+}
+
+/*
+ * Swapped out between operations: 4 MiB written by the device, paged out
+ * (MADV_PAGEOUT; /proc/self/pagemap shows the pages swapped), then read
+ * back by RDMA READ (the responder faults them in from swap) and written
+ * again by RDMA WRITE after another page-out. Needs swap (odp.sh sets up
+ * a zram device where the kernel has swap).
+ */
+void OdpRun::swapped(Pair &p)
+{
+	uint8_t *h = host_.data();
+	uint8_t *t = odp_ + 40 * kMiB;
+	const size_t len = 4 * kMiB, npages = len / size_t(sysconf(_SC_PAGESIZE));
+	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
+	bool good = true;
+
+	if (!have_swap()) {
+		r_.skip("swap", "no swap space here (a kernel without CONFIG_SWAP?)");
+		return;
+	}
+	for (size_t off = 0; off < len && good; off += kMsg) {
+		fill_pattern(h, kMsg, uint32_t(200 + off / kMsg));
+		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok);
+	}
+	size_t out = good && !madvise(t, len, MADV_PAGEOUT) ? swapped_pages(t, len) : 0;
+	r_.check(good && out >= npages * 3 / 4, "swap.out",
+	         "4 MiB written by RDMA WRITE, then paged out: %zu of %zu pages swapped", out,
+	         npages);
+	for (size_t off = 0; off < len && good; off += kMsg) {
+		std::memset(h, 0, kMsg);
+		good =
+		    op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(t + off), ok) &&
+		    same_pattern(h, kMsg, uint32_t(200 + off / kMsg));
+	}
+	r_.check(good, "swap.read", "RDMA READ of the 4 MiB from swap: every byte back (%s)",
+	         last_);
+	out = good && !madvise(t, len, MADV_PAGEOUT) ? swapped_pages(t, len) : 0;
+	fill_pattern(h, kMsg, 300);
+	good = good && out > 0 &&
+	       op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + kMsg), ok) &&
+	       same_pattern(t + kMsg, kMsg, 300) && same_pattern(t, kMsg, 200);
+	r_.check(good, "swap.write",
+	         "paged out again (%zu pages), an RDMA WRITE lands where the CPU reads, the "
+	         "page before it intact",
+	         out);
+}
+
+/*
+ * Swapped out during traffic: a thread pages out the very range that
+ * RDMA WRITE, READ and fetch-and-add hit, again and again.
+ */
+void OdpRun::swap_traffic(Pair &p)
+{
+	if (!have_swap()) {
+		r_.skip("swap.traffic", "no swap space here");
+		return;
+	}
+	uint8_t *t = odp_ + 56 * kMiB;
+	uint64_t *word = reinterpret_cast<uint64_t *>(odp_ + 57 * kMiB);
+	const int rounds = 150;
+	Churn c;
+	int bad;
+
+	c.pageout = true;
+	c.range = t;
+	c.range_len = 2 * kMiB;
+	const int i = churn_traffic(p, t, word, c, rounds, &bad);
+	if (!r_.check(bad >= 0, "swap.traffic_start", "a thread that pages the range out"))
+		return;
+	r_.check(!bad && *word == uint64_t(rounds) && c.most_swapped > 0, "swap.traffic",
+	         "%d rounds of WRITE, READ and fetch-and-add (%s%s%s) while the range was paged "
+	         "out %u times (up to %zu pages swapped at once; word %" PRIu64 ")",
+	         i, kTrafficOp[bad], bad ? ": " : "", bad ? last_ : "", c.discards, c.most_swapped,
+	         *word);
 }
 
 void OdpRun::unmapped()
@@ -624,6 +796,121 @@ void OdpRun::advise()
 	                EFAULT, "ibv_advise_mr past the end of the region");
 }
 
+/*
+ * Implicit ODP: one region for the whole address space (address 0,
+ * length SIZE_MAX, iova 0), whose keys reach memory mapped before and
+ * after it was registered; sroce maps it in chunks of 64 MiB, so the
+ * operations here straddle chunk boundaries.
+ */
+void OdpRun::implicit()
+{
+	const uintptr_t chunk = 64 * kMiB;
+	uint8_t *h = host_.data();
+	ibv_wc_status st;
+	Pair p, q, r;
+
+	errno = 0;
+	ibv_mr *iova = ibv_reg_mr_iova(pd_.get(), nullptr, SIZE_MAX, chunk, kOdpAccess);
+	r_.check(!iova && errno == EINVAL, "implicit.iova",
+	         "an implicit region with iova 64 MiB refused: %s, want EINVAL",
+	         iova ? "registered" : errno_name(errno).c_str());
+	if (iova)
+		ibv_dereg_mr(iova);
+	MrPtr imr(ibv_reg_mr(pd_.get(), nullptr, SIZE_MAX, kOdpAccess));
+	Map m(200 * kMiB); /* mapped after the region */
+	if (!r_.check(imr && m.p && make_pair(&p) && make_pair(&q) && make_pair(&r),
+	              "implicit.setup", "an implicit ODP region (%s), 200 MiB mapped after it",
+	              imr ? "ok" : errno_name(errno).c_str()))
+		return;
+	const uint32_t il = imr->lkey, ik = imr->rkey, hl = hmr_->lkey, hk = hmr_->rkey;
+	uint8_t *x = reinterpret_cast<uint8_t *>((addr_of(m.p + kMiB) + chunk - 1) & ~(chunk - 1));
+	uint8_t *y = x + chunk;
+
+	fill_pattern(h, kMsg, 31);
+	bool good =
+	    op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(x - kMsg / 2), ik) &&
+	    same_pattern(x - kMsg / 2, kMsg, 31);
+	r_.check(good, "implicit.write", "RDMA WRITE of 64 KiB across a 64 MiB boundary (%s)",
+	         last_);
+	std::memset(h, 0xff, kMsg);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(x - kMsg / 2), ik) &&
+	       same_pattern(h, kMsg, 31);
+	r_.check(good, "implicit.read_out", "RDMA READ of it back (%s)", last_);
+	fill_pattern(h, kMsg, 32);
+	good = op(p.a.get(), IBV_WR_RDMA_READ, addr_of(y - kMsg / 2), kMsg, il, addr_of(h), hk) &&
+	       same_pattern(y - kMsg / 2, kMsg, 32);
+	r_.check(good, "implicit.read_into",
+	         "RDMA READ of 64 KiB into untouched memory across the next boundary (%s)", last_);
+
+	/* host_ was mapped (and registered otherwise) before the region. */
+	uint8_t *snd = h + 2 * kMsg, *rcv = x + 8 * kMiB;
+	fill_pattern(snd, kMsg, 33);
+	good = !post_recv(p.b.get(), addr_of(rcv), kMsg, il) &&
+	       !post(p.a.get(), IBV_WR_SEND, addr_of(snd), kMsg, il) && wait(2, &st) == 2 &&
+	       st == IBV_WC_SUCCESS && same_pattern(rcv, kMsg, 33);
+	r_.check(good, "implicit.send_recv",
+	         "SEND out of memory mapped before the region into a receive on memory mapped "
+	         "after it, both through the implicit lkey");
+
+	uint64_t *word = reinterpret_cast<uint64_t *>(y + 4 * kMiB);
+	uint64_t *res = reinterpret_cast<uint64_t *>(x + 4 * kMiB + 8);
+	good =
+	    op(p.a.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, addr_of(res), 8, il, addr_of(word), ik, 5) &&
+	    *res == 0 &&
+	    op(p.a.get(), IBV_WR_ATOMIC_CMP_AND_SWP, addr_of(res), 8, il, addr_of(word), ik, 5,
+	       77) &&
+	    *res == 5 && *word == 77;
+	r_.check(good, "implicit.atomics",
+	         "fetch-and-add 5, then compare-and-swap 5 -> 77 on an untouched word: %" PRIu64,
+	         *word);
+
+	Map far(kMiB);
+	fill_pattern(h, kMsg, 34);
+	good = far.p &&
+	       op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(far.p), ik) &&
+	       same_pattern(far.p, kMsg, 34);
+	r_.check(good, "implicit.other_mapping", "RDMA WRITE into another mapping (%s)", last_);
+
+	ibv_sge pre{addr_of(y + 60 * kMiB), uint32_t(8 * kMiB), il};
+	long before = rss_kib();
+	int ret = ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+	                        IBV_ADVISE_MR_FLAG_FLUSH, &pre, 1);
+	long after = rss_kib();
+	r_.check(!ret && after - before >= long(8 * kMiB / 1024) * 3 / 4, "implicit.prefetch",
+	         "PREFETCH_WRITE of 8 MiB across a boundary: %s, resident %ld -> %ld KiB",
+	         ret ? errno_name(ret).c_str() : "ok", before, after);
+
+	good = !madvise(x - kMsg / 2, kMsg, MADV_DONTNEED) && zeros(x - kMsg / 2, kMsg);
+	std::memset(h, 0xff, kMsg);
+	good = good &&
+	       op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(x - kMsg / 2), ik) &&
+	       zeros(h, kMsg);
+	r_.check(good, "implicit.discarded",
+	         "after MADV_DONTNEED, an RDMA READ there reads zeros like the CPU (%s)", last_);
+
+	/* Where the process has no memory: a range it unmapped, the first page. */
+	void *gone = mmap(nullptr, kMiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	good = gone != MAP_FAILED && !munmap(gone, kMiB);
+	st = IBV_WC_SUCCESS;
+	int got =
+	    good && !post(q.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hl, addr_of(gone), ik)
+	        ? wait(1, &st)
+	        : 0;
+	r_.check(got == 1 && st == IBV_WC_REM_ACCESS_ERR, "implicit.unmapped_remote",
+	         "RDMA WRITE into unmapped memory: %s, want IBV_WC_REM_ACCESS_ERR",
+	         got == 1 ? ibv_wc_status_str(st) : "no completion");
+	st = IBV_WC_SUCCESS;
+	got =
+	    !post(r.a.get(), IBV_WR_RDMA_WRITE, 4096, 4096, il, addr_of(h), hk) ? wait(1, &st) : 0;
+	r_.check(got == 1 && st == IBV_WC_LOC_PROT_ERR, "implicit.unmapped_local",
+	         "RDMA WRITE out of address 4096 (never mapped): %s, want IBV_WC_LOC_PROT_ERR",
+	         got == 1 ? ibv_wc_status_str(st) : "no completion");
+	p = Pair();
+	q = Pair();
+	r = Pair();
+	r_.expect_ok("implicit.dereg", ibv_dereg_mr(imr.release()), "ibv_dereg_mr of the region");
+}
+
 int OdpRun::run()
 {
 	if (!caps())
@@ -634,13 +921,6 @@ int OdpRun::run()
 	hmr_.reset(pd_ ? ibv_reg_mr(pd_.get(), host_.data(), host_.size(), kQpAccess) : nullptr);
 	if (!r_.check(pd_ && cq_ && hmr_, "setup", "a PD, a CQ and a host region"))
 		return r_.finish();
-
-	errno = 0;
-	ibv_mr *imp = ibv_reg_mr(pd_.get(), nullptr, SIZE_MAX, kOdpAccess);
-	r_.check(!imp, "implicit", "implicit ODP (address 0, length SIZE_MAX) refused (%s)",
-	         imp ? "registered" : errno_name(errno).c_str());
-	if (imp)
-		ibv_dereg_mr(imp);
 
 	Map region(kRegion);
 	long before = rss_kib();
@@ -668,11 +948,14 @@ int OdpRun::run()
 	advise_hole(p);
 	taken_away(p);
 	under_traffic(p);
+	swapped(p);
+	swap_traffic(p);
 	p = Pair();
 	omr_.reset();
 	unmapped();
 	uc_drop();
 	advise();
+	implicit();
 	return r_.finish();
 }
 
