@@ -30,7 +30,7 @@ stat() {
 # the run. A kernel without CONFIG_SWAP (the debug build) has none: the
 # checks that need it say SKIP.
 swap=""
-if ! grep -q '^/' /proc/swaps && modprobe zram num_devices=1 2>/dev/null &&
+if ! grep -qs '^/' /proc/swaps && modprobe zram num_devices=1 2>/dev/null &&
 	echo 256M >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null 2>&1 &&
 	swapon /dev/zram0 2>/dev/null; then
 	swap=zram0

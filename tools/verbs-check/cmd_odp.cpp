@@ -27,7 +27,8 @@
  *     WRITEs and READs and fetch-and-adds hit its first part and every
  *     result is checked;
  *   - pages swapped out (MADV_PAGEOUT; needs swap, else SKIP) between
- *     operations, and by a thread during traffic on the very range;
+ *     operations, and by a thread during traffic on the very range; pages
+ *     moved to other frames (MADV_COLLAPSE; needs THP, else SKIP);
  *   - the range unmapped for good: a WRITE into it fails with
  *     IBV_WC_REM_ACCESS_ERR, a SEND out of it with IBV_WC_LOC_PROT_ERR;
  *   - ibv_advise_mr: PREFETCH_WRITE with IBV_ADVISE_MR_FLAG_FLUSH faults
@@ -59,6 +60,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+
+/* Linux 6.1's value; bookworm's glibc headers predate it. */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 namespace vc
 {
@@ -206,6 +212,7 @@ class OdpRun
 	void implicit();
 	void swapped(Pair &p);
 	void swap_traffic(Pair &p);
+	void moved(Pair &p);
 	int churn_traffic(Pair &p, uint8_t *t, uint64_t *word, Churn &c, int rounds, int *bad);
 
 	ibv_context *ctx_;
@@ -617,6 +624,62 @@ void OdpRun::swap_traffic(Pair &p)
 	         *word);
 }
 
+/*
+ * Pages moved to other frames under the region: 2 MiB of small pages
+ * written by the device are collapsed into a huge page (MADV_COLLAPSE:
+ * a new frame, the data copied, the old pages freed, as migration does);
+ * /proc/self/pagemap shows the frame numbers change, and RDMA READ and
+ * WRITE must then reach the new frames. A kernel without transparent
+ * huge pages (the debug build) refuses the collapse: SKIP.
+ */
+void OdpRun::moved(Pair &p)
+{
+	const uintptr_t huge = 2 * kMiB;
+	uint8_t *h = host_.data();
+	uint8_t *t =
+	    reinterpret_cast<uint8_t *>((addr_of(odp_ + 60 * kMiB) + huge - 1) & ~(huge - 1));
+	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
+	const size_t page = size_t(sysconf(_SC_PAGESIZE));
+
+	/* Small pages first: THP may be "always" here. */
+	bool good = !madvise(t, huge, MADV_NOHUGEPAGE);
+	for (size_t off = 0; off < huge && good; off += kMsg) {
+		fill_pattern(h, kMsg, uint32_t(400 + off / kMsg));
+		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok);
+	}
+	const std::vector<uint64_t> before = pagemap(t, huge);
+	if (!r_.check(good && !before.empty() && (before[0] & kPmPfn), "move.fill",
+	              "2 MiB of small pages written by RDMA WRITE, their frames in pagemap (%s)",
+	              last_))
+		return;
+	errno = 0;
+	if (madvise(t, huge, MADV_HUGEPAGE) || madvise(t, huge, MADV_COLLAPSE)) {
+		r_.skip("move", "MADV_COLLAPSE: %s (no transparent huge pages here?)",
+		        errno_name(errno).c_str());
+		return;
+	}
+	const std::vector<uint64_t> after = pagemap(t, huge);
+	size_t moved = 0;
+	for (size_t k = 0; k < before.size() && k < after.size(); k++)
+		moved += (before[k] & kPmPfn) != (after[k] & kPmPfn);
+	r_.check(moved == before.size(), "move.frames",
+	         "collapsed into a huge page: %zu of %zu pages in other frames", moved,
+	         before.size());
+	for (size_t off = 0; off < huge && good; off += kMsg) {
+		std::memset(h, 0, kMsg);
+		good =
+		    op(p.a.get(), IBV_WR_RDMA_READ, addr_of(h), kMsg, hl, addr_of(t + off), ok) &&
+		    same_pattern(h, kMsg, uint32_t(400 + off / kMsg));
+	}
+	r_.check(good, "move.read", "RDMA READ of the 2 MiB from the new frames: every byte (%s)",
+	         last_);
+	fill_pattern(h, uint32_t(page), 500);
+	good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), uint32_t(page), hl,
+	          addr_of(t + 5 * page), ok) &&
+	       same_pattern(t + 5 * page, uint32_t(page), 500) && same_pattern(t + kMsg, kMsg, 401);
+	r_.check(good, "move.write", "an RDMA WRITE into the huge page lands where the CPU reads");
+}
+
 void OdpRun::unmapped()
 {
 	Pair p;
@@ -950,6 +1013,7 @@ int OdpRun::run()
 	under_traffic(p);
 	swapped(p);
 	swap_traffic(p);
+	moved(p);
 	p = Pair();
 	omr_.reset();
 	unmapped();
