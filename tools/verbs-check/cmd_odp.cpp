@@ -641,8 +641,17 @@ void OdpRun::moved(Pair &p)
 	const uint32_t ok = omr_->rkey, hl = hmr_->lkey;
 	const size_t page = size_t(sysconf(_SC_PAGESIZE));
 
-	/* Small pages first: THP may be "always" here. */
-	bool good = !madvise(t, huge, MADV_NOHUGEPAGE);
+	/*
+	 * Small pages first: THP may be "always" here. A kernel without
+	 * THP refuses the advice (EINVAL) and could not collapse either.
+	 */
+	errno = 0;
+	if (madvise(t, huge, MADV_NOHUGEPAGE)) {
+		r_.skip("move", "MADV_NOHUGEPAGE: %s (no transparent huge pages here?)",
+		        errno_name(errno).c_str());
+		return;
+	}
+	bool good = true;
 	for (size_t off = 0; off < huge && good; off += kMsg) {
 		fill_pattern(h, kMsg, uint32_t(400 + off / kMsg));
 		good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(t + off), ok);
