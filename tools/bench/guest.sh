@@ -387,23 +387,26 @@ cmrate_cell() {
 	done
 }
 
-# udp_lat_cell: UDP ping-pong (sroce-udp-lat), the link's latency.
+# udp_lat_cell TEST: UDP ping-pong (sroce-udp-lat), the link's latency;
+# TEST udp_lat_pair: two datagrams each way (--pair), as RC's ACK and reply.
 udp_lat_cell() {
-	local port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.udp_lat.log rc=0 row
+	local t=$1 port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.$1.log rc=0 row
 	local bin=${SROCE_UDP_LAT:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-udp-lat}
+	local popt=()
+	[ "$t" = udp_lat_pair ] && popt=(--pair)
 	CPU_SAMPLE=""
 	if rig_is_a; then
-		serve "$log" 120 "$bin" -s "$port" "$BENCH_LAT_ITERS" 2 || true
+		serve "$log" 120 "$bin" "${popt[@]}" -s "$port" "$BENCH_LAT_ITERS" 2 || true
 		return 0
 	fi
 	if rig_wait "listen-$step" 60 >/dev/null; then
-		timeout -k 3 120 "$bin" -c "$RIG_PEER_IP4" "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 || rc=$?
+		timeout -k 3 120 "$bin" "${popt[@]}" -c "$RIG_PEER_IP4" "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 || rc=$?
 	else
 		rc=1
 		echo "the server never started" >"$log"
 	fi
 	if [ "$rc" != 0 ]; then
-		record_fail udp_lat 2 "sroce-udp-lat exited $rc"
+		record_fail "$t" 2 "sroce-udp-lat exited $rc"
 		return 0
 	fi
 	# MIN MAX TYPICAL AVG STDEV P99 P99.9, as perftest prints them
@@ -411,19 +414,19 @@ udp_lat_cell() {
 	# shellcheck disable=SC2086
 	set -- $row
 	if ! is_positive "${3:-}" || ! is_positive "${6:-}"; then
-		record_fail udp_lat 2 "no latency (row: ${row:-none})"
+		record_fail "$t" 2 "no latency (row: ${row:-none})"
 		return 0
 	fi
-	record udp_lat 2 typical_us "$3"
-	record udp_lat 2 p99_us "$6"
+	record "$t" 2 typical_us "$3"
+	record "$t" 2 p99_us "$6"
 }
 
-# link_cell PROTO: iperf3 (tcp, udp) or UDP ping-pong (udp_lat) between
-# the guests over the same link.
+# link_cell PROTO: iperf3 (tcp, udp) or UDP ping-pong (udp_lat,
+# udp_lat_pair) between the guests over the same link.
 link_cell() {
 	local proto=$1 port=$((5201 + step % 50)) log pid rc=0 d=$BENCH_DUR rate loss args
-	if [ "$proto" = udp_lat ]; then
-		udp_lat_cell
+	if [ "$proto" = udp_lat ] || [ "$proto" = udp_lat_pair ]; then
+		udp_lat_cell "$proto"
 		return 0
 	fi
 	[ "$d" -lt 2 ] && d=2

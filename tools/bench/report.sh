@@ -234,7 +234,7 @@ function label(t, s, m) {
 # Rows of the main table: bandwidth at every size, message rate up to
 # 4 KiB, latency, CPU of the 64 KiB WRITE test.
 function wanted(t, s, m) {
-	if (t == "tcp" || t == "udp" || t == "udp_lat") return 0
+	if (t == "tcp" || t == "udp" || t ~ /^udp_lat/) return 0
 	if (t == "scale_write" || t == "reg_mr" || t == "cm_setup") return 0
 	if (m == "bw_MiBps" || m ~ /_us$/) return 1
 	if (m == "rate_kmsgps") return s <= 4096
@@ -243,7 +243,7 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat tcp udp udp_lat", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat tcp udp udp_lat udp_lat_pair", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
 	nmo = split("bw_MiBps rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
@@ -319,14 +319,25 @@ END {
 	for (o = 1; o <= nk; o++) {
 		k = ord[o]
 		split(k, f, SUBSEP)
-		if (f[1] != "tcp" && f[1] != "udp" && f[1] != "udp_lat" || f[3] ~ /_pGB$/) continue
+		if (f[1] != "tcp" && f[1] != "udp" && f[1] !~ /^udp_lat/ || f[3] ~ /_pGB$/) continue
 		lb = (f[1] == "tcp" ? "iperf3 TCP" : f[1] == "udp" ? "iperf3 UDP (4 KiB datagrams, unlimited rate)" : \
-			"UDP ping-pong 2 B")
+			f[1] == "udp_lat" ? "UDP ping-pong 2 B" : \
+			"UDP ping-pong 2 B, two datagrams each way (--pair)")
 		m = f[3]
 		lbl = lb (m == "bw_MiBps" ? " bandwidth" : m == "loss_pct" ? " loss" : \
 			m == "typical_us" ? " latency typical" : m == "p99_us" ? " latency p99" : \
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
 		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
+	}
+	# RC answers a signaled SEND with an ACK besides the reply: the
+	# ping-pong with two datagrams each way is the floor of that protocol.
+	sl = "send_lat" SUBSEP "2" SUBSEP "typical_us"
+	pl = "udp_lat_pair" SUBSEP "2" SUBSEP "typical_us"
+	if (("sroce-sroce", sl) in med && ("link", pl) in med) {
+		print ""
+		printf "sroce-sroce send_lat 2 B typical against the ping-pong with two datagrams each way: %s", ratio("sroce-sroce", "link", sl, pl)
+		if (("rxe-rxe", sl) in med) printf " (rxe-rxe: %s)", ratio("rxe-rxe", "link", sl, pl)
+		print "."
 	}
 }' "$raw" "$d/results.csv" >>"$d/table.md"
 # Loss recovery: per cell and pair, the medians of retries / timeouts /

@@ -3,8 +3,19 @@
  * sroce-udp-lat: UDP ping-pong between two hosts, the link's own latency
  * for the benchmark (tools/bench): what ib_send_lat measures, without RDMA.
  *
- *   sroce-udp-lat -s PORT ITERS SIZE           (server: echoes ITERS datagrams)
- *   sroce-udp-lat -c HOST PORT ITERS SIZE      (client)
+ *   sroce-udp-lat [--pair] -s PORT ITERS SIZE       (server: echoes ITERS datagrams)
+ *   sroce-udp-lat [--pair] -c HOST PORT ITERS SIZE  (client)
+ *
+ * --pair sends each message as two datagrams, as RC sends a reply behind
+ * the ACK of the request it answers: a 20-byte one (an RoCEv2 ACK's BTH,
+ * AETH and ICRC) and then the data (SIZE at most 20 bytes), in one
+ * sendmmsg() system call. Both must arrive before the round counts: the
+ * floor for a protocol that puts two packets on the wire each way. Each
+ * datagram is its own transmission, with a NIC kick each (as rdma_rxe
+ * sends its ACK and its reply); sroce sends the two as one UDP GSO burst
+ * with one kick. UDP_SEGMENT, which would do the same here, needs checksum
+ * offload, which the rig's NICs do not have (the link's qemu backend has
+ * no virtio-net header), and fails with EIO.
  *
  * Both sides busy-poll their socket (MSG_DONTWAIT), as perftest polls its
  * completion queue, so no scheduler wakeup is counted that ib_send_lat does
@@ -40,6 +51,9 @@ using sroce_tools::now_s;
 using sroce_tools::parse_uint_into;
 
 constexpr unsigned long max_size = 8192;
+// --pair: the leading datagram's size, and the largest data datagram.
+constexpr size_t pair_lead = 20;
+bool pair_mode = false;
 // Gives up when the peer is silent this long (seconds).
 constexpr double idle_limit = 10.0;
 
@@ -111,6 +125,47 @@ bool recv_one(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
 	}
 }
 
+/*
+ * Receive one message: one datagram, or with --pair the 20-byte one and
+ * then the data (both busy-polled; the leading one's bytes are not data).
+ */
+bool recv_msg(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
+{
+	std::vector<unsigned char> lead(pair_lead);
+
+	if (pair_mode && !recv_one(fd, lead, from))
+		return false;
+	return recv_one(fd, buf, from);
+}
+
+/*
+ * Send one message to @to (nullptr: the connected peer): one datagram, or
+ * with --pair a 20-byte one and then the data, in one sendmmsg().
+ */
+bool send_msg(int fd, const std::vector<unsigned char> &buf, const sockaddr_in *to)
+{
+	static const unsigned char lead[pair_lead] = {};
+	iovec iov[2] = {};
+	mmsghdr mm[2] = {};
+	unsigned int n = pair_mode ? 2 : 1;
+
+	iov[0].iov_base = const_cast<unsigned char *>(lead);
+	iov[0].iov_len = sizeof(lead);
+	iov[1].iov_base = const_cast<unsigned char *>(buf.data());
+	iov[1].iov_len = buf.size();
+	for (unsigned int i = 0; i < n; i++) {
+		mm[i].msg_hdr.msg_name = const_cast<sockaddr_in *>(to);
+		mm[i].msg_hdr.msg_namelen = to ? sizeof(*to) : 0;
+		mm[i].msg_hdr.msg_iov = &iov[2 - n + i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	if (sendmmsg(fd, mm, n, 0) != static_cast<int>(n)) {
+		std::perror("udp-lat: sendmmsg");
+		return false;
+	}
+	return true;
+}
+
 int server(unsigned long port, unsigned long iters, unsigned long size)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -135,13 +190,8 @@ int server(unsigned long port, unsigned long iters, unsigned long size)
 	for (unsigned long i = 0; i < iters; i++) {
 		sockaddr_in from{};
 
-		if (!recv_one(fd, buf, &from))
+		if (!recv_msg(fd, buf, &from) || !send_msg(fd, buf, &from))
 			return 1;
-		if (sendto(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from),
-		           sizeof(from)) != static_cast<ssize_t>(buf.size())) {
-			std::perror("udp-lat: sendto");
-			return 1;
-		}
 	}
 	return 0;
 }
@@ -175,11 +225,7 @@ int client(const char *host, unsigned long port, unsigned long iters, unsigned l
 
 		fill(out, i);
 		double t0 = now_s();
-		if (send(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size())) {
-			std::perror("udp-lat: send");
-			return 1;
-		}
-		if (!recv_one(fd, in, &from))
+		if (!send_msg(fd, out, nullptr) || !recv_msg(fd, in, &from))
 			return 1;
 		double t1 = now_s();
 		if (in != out) {
@@ -211,8 +257,11 @@ int client(const char *host, unsigned long port, unsigned long iters, unsigned l
 
 void usage()
 {
-	std::fprintf(stderr, "usage: sroce-udp-lat -s PORT ITERS SIZE\n"
-	                     "       sroce-udp-lat -c HOST PORT ITERS SIZE\n");
+	std::fprintf(stderr,
+	             "usage: sroce-udp-lat [--pair] -s PORT ITERS SIZE\n"
+	             "       sroce-udp-lat [--pair] -c HOST PORT ITERS SIZE\n"
+	             "       (--pair: SIZE at most %zu)\n",
+	             pair_lead);
 }
 
 } // namespace
@@ -221,15 +270,21 @@ int main(int argc, char **argv)
 {
 	unsigned long port, iters, size;
 
+	if (argc > 1 && !std::strcmp(argv[1], "--pair")) {
+		pair_mode = true;
+		argc--;
+		argv++;
+	}
+	unsigned long size_max = pair_mode ? pair_lead : max_size;
 	if (argc == 5 && !std::strcmp(argv[1], "-s") &&
 	    parse_uint_into(argv[2], 1, 65535, &port, 10) &&
 	    parse_uint_into(argv[3], 1, 10000000, &iters, 10) &&
-	    parse_uint_into(argv[4], 1, max_size, &size, 10))
+	    parse_uint_into(argv[4], 1, size_max, &size, 10))
 		return server(port, iters, size);
 	if (argc == 6 && !std::strcmp(argv[1], "-c") &&
 	    parse_uint_into(argv[3], 1, 65535, &port, 10) &&
 	    parse_uint_into(argv[4], 1, 10000000, &iters, 10) &&
-	    parse_uint_into(argv[5], 1, max_size, &size, 10))
+	    parse_uint_into(argv[5], 1, size_max, &size, 10))
 		return client(argv[2], port, iters, size);
 	usage();
 	return 2;
