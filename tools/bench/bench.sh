@@ -17,7 +17,11 @@
 #                     ib_write_bw 64 KiB; prints the top symbols
 #   --profile-size N  profile ib_write_bw with N-byte messages instead
 #   --profile-test T  profile T: write_bw (default), send_lat, write_lat,
-#                     read_lat (2-byte messages)
+#                     read_lat (2-byte messages), udp_lat, udp_lat_pair
+#                     (the link's ping-pongs)
+#   --timeline        profile mode with ftrace instead of perf: where the
+#                     time of each turnaround goes in each guest
+#                     (tools/bench/timeline.sh), for a latency test
 #   --sroce-params P  sroce module parameters in the guests ("tx_gso=0")
 #   --report DIR      redo the outputs of an earlier results folder
 #   --rounds N        override the mode's number of rounds
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--quick) mode=quick ;;
 	--smoke) mode=smoke ;;
 	--profile) mode=profile ;;
+	--timeline) mode=profile; BENCH_TRACE=1 ;;
 	--full) mode=full ;;
 	--report) report_dir=${2:?--report needs a folder}; shift ;;
 	--rounds) BENCH_ROUNDS_OVERRIDE=${2:?}; shift ;;
@@ -76,9 +81,12 @@ BENCH_PROFILE_SIZE=${BENCH_PROFILE_SIZE:-65536}
 [[ "$BENCH_PROFILE_SIZE" =~ ^[0-9]+$ ]] || die "--profile-size takes a message size in bytes"
 BENCH_PROFILE_TEST=${BENCH_PROFILE_TEST:-write_bw}
 case "$BENCH_PROFILE_TEST" in
-write_bw | send_lat | write_lat | read_lat) ;;
-*) die "--profile-test takes write_bw, send_lat, write_lat or read_lat" ;;
+write_bw | send_lat | write_lat | read_lat | udp_lat | udp_lat_pair) ;;
+*) die "--profile-test takes write_bw, send_lat, write_lat, read_lat, udp_lat or udp_lat_pair" ;;
 esac
+BENCH_TRACE=${BENCH_TRACE:-0}
+[ "$BENCH_TRACE" = 0 ] || [ "$BENCH_PROFILE_TEST" != write_bw ] ||
+	die "--timeline times latency tests: give --profile-test send_lat, write_lat, read_lat, udp_lat or udp_lat_pair"
 
 publish_results() {
 	local d=$1 dst=$repo/Documentation/bench
@@ -196,7 +204,7 @@ rig_run() {
 		-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
 		-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
 		-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
-		-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" \
+		-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" -e BENCH_TRACE="$BENCH_TRACE" \
 		-e SROCE_PARAMS="${SROCE_PARAMS:-}" \
 		-e BENCH_FROM="$1" -e BENCH_TEST_LINK_STOP="$test_link_stop" \
 		tools/bench/guest.sh tools/bench/guest.sh >>"$out/rig.log" 2>&1 &
@@ -251,6 +259,16 @@ if [ "$rc" != 0 ]; then
 fi
 echo "bench: rig run done in $((EPOCHSECONDS - start)) s"
 
+if [ "$mode" = profile ] && [ "$BENCH_TRACE" = 1 ]; then
+	for r in a b; do
+		[ -s "$out/run/$r/trace.txt" ] || die "guest $r wrote no trace ($out/run/$r)"
+		echo "== guest $r, $BENCH_PROFILE_TEST: $(bash "$here/timeline.sh" "$out/run/$r/trace.txt")"
+		echo
+	done | tee "$out/timeline.txt"
+	awk '$5 == "typical_us" { print "bench: " $3 " traced: " $6 " us typical" }' "$out/run/b/raw.tsv"
+	echo "bench: timelines in $out/timeline.txt, the traces in $out/run/{a,b}/trace.txt"
+	exit 0
+fi
 if [ "$mode" = profile ]; then
 	for r in a b; do
 		[ -s "$out/run/$r/profile.txt" ] || die "guest $r wrote no profile ($out/run/$r/perf-record.log)"

@@ -20,7 +20,9 @@
 #
 # In profile mode (BENCH_MODE=profile) each guest also runs
 # "perf record -a" (cpu-clock) around the one cell and writes the top
-# symbols to $RIG_OUT/profile.txt, call chains to profile-callers.txt.
+# symbols to $RIG_OUT/profile.txt, call chains to profile-callers.txt;
+# with BENCH_TRACE=1 (bench.sh --timeline) it records ftrace events
+# instead, to $RIG_OUT/trace.txt (tools/bench/timeline.sh reads them).
 export RIG_TEST=bench
 # shellcheck source=../../selftests/lib/guest.sh
 . "$RIG_REPO/selftests/lib/guest.sh"
@@ -179,8 +181,46 @@ half() {
 	if [ $(($1 % 2)) = 0 ]; then echo $(($1 / 2)); else echo "$(($1 / 2)).5"; fi
 }
 
+# The timeline's events: the NIC's receive interrupts, packets into and out
+# of the stack, the program's posts (the uverbs doorbell write(), UDP's
+# sendmmsg()) and receives, and sroce's own tracepoints (absent on rxe).
+TRACE_EVENTS="irq:irq_handler_entry net:netif_receive_skb net:net_dev_xmit
+syscalls:sys_enter_write syscalls:sys_enter_sendmmsg syscalls:sys_exit_recvfrom
+sroce:sroce_recv sroce:sroce_cqe sroce:sroce_doorbell sroce:sroce_xmit"
+TRACEFS=/sys/kernel/tracing
+
+trace_start() {
+	local e
+	[ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" || rig_fail "no tracefs"
+	echo 0 >"$TRACEFS/tracing_on"
+	: >"$TRACEFS/trace"
+	echo 16384 >"$TRACEFS/buffer_size_kb"
+	: >"$TRACEFS/set_event"
+	for e in $TRACE_EVENTS; do
+		echo "$e" >>"$TRACEFS/set_event" 2>/dev/null ||
+			rig_log "timeline: no event $e here"
+	done
+	# Only what a cycle needs: the receive queue's interrupts, receives
+	# that returned data (a busy-polling program's empty ones are most).
+	echo 'name ~ "*input*"' >"$TRACEFS/events/irq/irq_handler_entry/filter"
+	echo 'ret > 0' >"$TRACEFS/events/syscalls/sys_exit_recvfrom/filter"
+	echo 1 >"$TRACEFS/tracing_on"
+}
+
+trace_stop() {
+	echo 0 >"$TRACEFS/tracing_on"
+	cat "$TRACEFS/trace" >"$RIG_OUT/trace.txt"
+	: >"$TRACEFS/set_event"
+	echo 0 >"$TRACEFS/events/irq/irq_handler_entry/filter"
+	echo 0 >"$TRACEFS/events/syscalls/sys_exit_recvfrom/filter"
+}
+
 profile_start() {
 	[ "$BENCH_MODE" = profile ] || return 0
+	if [ "${BENCH_TRACE:-0}" = 1 ]; then
+		trace_start
+		return 0
+	fi
 	# perf takes many seconds to start under TCG: it starts with its events
 	# disabled, and the test begins only once it acknowledged "enable".
 	local ctl ack=""
@@ -199,6 +239,10 @@ profile_start() {
 
 profile_stop() {
 	[ "$BENCH_MODE" = profile ] || return 0
+	if [ "${BENCH_TRACE:-0}" = 1 ]; then
+		trace_stop
+		return 0
+	fi
 	kill -INT "$PROF_PID" 2>/dev/null
 	wait "$PROF_PID"
 	{
@@ -395,13 +439,17 @@ udp_lat_cell() {
 	local popt=()
 	[ "$t" = udp_lat_pair ] && popt=(--pair)
 	CPU_SAMPLE=""
+	profile_start
 	if rig_is_a; then
 		serve "$log" 120 "$bin" "${popt[@]}" -s "$port" "$BENCH_LAT_ITERS" 2 || true
+		profile_stop "sroce-udp-lat ${popt[*]} (server)"
 		return 0
 	fi
 	if rig_wait "listen-$step" 60 >/dev/null; then
 		timeout -k 3 120 "$bin" "${popt[@]}" -c "$RIG_PEER_IP4" "$port" "$BENCH_LAT_ITERS" 2 >"$log" 2>&1 || rc=$?
+		profile_stop "sroce-udp-lat ${popt[*]} (client)"
 	else
+		profile_stop "sroce-udp-lat"
 		rc=1
 		echo "the server never started" >"$log"
 	fi

@@ -73,6 +73,9 @@ bench_plan_init() {
 		BENCH_LAT_ITERS=3000
 		BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce"}
 		BENCH_LINK=""
+		case "${BENCH_PROFILE_TEST:-}" in
+		udp_lat | udp_lat_pair) BENCH_LINK=$BENCH_PROFILE_TEST ;;
+		esac
 		sizes_w=${BENCH_PROFILE_SIZE:-65536}
 		[ "${BENCH_PROFILE_TEST:-write_bw}" = write_bw ] || sizes_w=""
 		sizes_rs=""

@@ -329,16 +329,33 @@ END {
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
 		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
 	}
-	# RC answers a signaled SEND with an ACK besides the reply: the
-	# ping-pong with two datagrams each way is the floor of that protocol.
-	sl = "send_lat" SUBSEP "2" SUBSEP "typical_us"
+	# The 2-byte latencies against the floor of the packets they need:
+	# ib_send_lat and ib_write_lat signal every request and wait for its
+	# ACK, so two packets go each way (the ping-pong with two datagrams);
+	# ib_read_lat reports a whole round trip (perftest halves the others),
+	# one packet each way: twice the UDP ping-pong.
 	pl = "udp_lat_pair" SUBSEP "2" SUBSEP "typical_us"
-	if (("sroce-sroce", sl) in med && ("link", pl) in med) {
+	ul = "udp_lat" SUBSEP "2" SUBSEP "typical_us"
+	if (("link", ul) in med) med["link", "rtt"] = 2 * med["link", ul]
+	nf = 0
+	floor_line("send_lat", pl, "the ping-pong with two datagrams each way")
+	floor_line("write_lat", pl, "the same")
+	floor_line("read_lat", "rtt", "twice the UDP ping-pong (a whole round trip)")
+}
+function floor_line(t, fk, what,   k, i, line) {
+	k = t SUBSEP "2" SUBSEP "typical_us"
+	if (!(("link", fk) in med)) return
+	line = ""
+	for (i = 1; i <= np; i++)
+		if ((P[i], k) in med)
+			line = line (line == "" ? "" : ", ") P[i] " " ratio(P[i], "link", k, fk)
+	if (line == "") return
+	if (!nf++) {
 		print ""
-		printf "sroce-sroce send_lat 2 B typical against the ping-pong with two datagrams each way: %s", ratio("sroce-sroce", "link", sl, pl)
-		if (("rxe-rxe", sl) in med) printf " (rxe-rxe: %s)", ratio("rxe-rxe", "link", sl, pl)
-		print "."
+		print "2-byte latency, typical, against the floor of the packets it needs on this link:"
+		print ""
 	}
+	print "- " t " against " what ": " line
 }' "$raw" "$d/results.csv" >>"$d/table.md"
 # Loss recovery: per cell and pair, the medians of retries / timeouts /
 # out-of-sequence requests per GB (sums of both guests; recov_snap() of
