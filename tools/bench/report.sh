@@ -329,18 +329,15 @@ END {
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
 		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
 	}
-	# The 2-byte latencies against the floor of the packets they need:
+	# The 2-byte ping-pongs against the floor of the packets they need:
 	# ib_send_lat and ib_write_lat signal every request and wait for its
-	# ACK, so two packets go each way (the ping-pong with two datagrams);
-	# ib_read_lat reports a whole round trip (perftest halves the others),
-	# one packet each way: twice the UDP ping-pong.
+	# ACK, so two packets go each way (the ping-pong with two datagrams).
+	# (ib_read_lat reports a whole round trip and needs no program on the
+	# responder: no UDP ping-pong is its floor.)
 	pl = "udp_lat_pair" SUBSEP "2" SUBSEP "typical_us"
-	ul = "udp_lat" SUBSEP "2" SUBSEP "typical_us"
-	if (("link", ul) in med) med["link", "rtt"] = 2 * med["link", ul]
 	nf = 0
 	floor_line("send_lat", pl, "the ping-pong with two datagrams each way")
 	floor_line("write_lat", pl, "the same")
-	floor_line("read_lat", "rtt", "twice the UDP ping-pong (a whole round trip)")
 }
 function floor_line(t, fk, what,   k, i, line) {
 	k = t SUBSEP "2" SUBSEP "typical_us"
