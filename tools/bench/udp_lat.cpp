@@ -128,10 +128,11 @@ bool recv_one(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
 /*
  * Receive one message: one datagram, or with --pair the 20-byte one and
  * then the data (both busy-polled; the leading one's bytes are not data).
+ * The leading one's buffer is allocated once, not in the timed loop.
  */
 bool recv_msg(int fd, std::vector<unsigned char> &buf, sockaddr_in *from)
 {
-	std::vector<unsigned char> lead(pair_lead);
+	static std::vector<unsigned char> lead(pair_lead);
 
 	if (pair_mode && !recv_one(fd, lead, from))
 		return false;
