@@ -9,6 +9,8 @@
 # timeout: 90
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 log=$RIG_TEST_OUT/cqex.log

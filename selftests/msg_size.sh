@@ -27,6 +27,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=sroce_ctrl_lib.sh
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 # The forged peer: 10.77.9.2, an address no interface has, through msgv1.

@@ -18,6 +18,8 @@
 # timeout: 300
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 mrs() { rdma resource show mr 2>/dev/null | grep -c "dev $CTRL_DEV "; }

@@ -22,6 +22,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=sroce_ctrl_lib.sh
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 ctrl_forged_peer sroce1 rordv0 rordv1 10.77.10

@@ -10,6 +10,8 @@
 # timeout: 200
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 ifc=$CTRL_IFACE

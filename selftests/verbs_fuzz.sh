@@ -17,6 +17,8 @@
 # timeout: 150
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
+# A control-path test of sroce: sroce-sroce, or one sroce guest.
+rig_suites sroce-sroce sroce
 
 ctrl_init
 rig_require_cmd ibv_rc_pingpong

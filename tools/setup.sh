@@ -24,7 +24,9 @@ set -euo pipefail
 # 6.12 LTS Debian kernels (with headers: sroce.ko is built for both),
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
 # from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
-# the NFS server and client for nfs_rdma.sh, openssl for test patterns).
+# the NFS server and client for nfs_rdma.sh, openssl for test patterns; the
+# storage stack's user space: fio, nvme-cli, targetcli-fb for LIO targets,
+# open-iscsi for the iSER initiator, srptools).
 # The benchmark (tools/bench/): gnuplot for its plot, perf for --profile;
 # perf and trace-cmd read sroce's tracepoints (tracepoints.sh).
 PACKAGES=(
@@ -35,6 +37,7 @@ PACKAGES=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
 	nfs-kernel-server openssl
+	fio nvme-cli targetcli-fb dbus-daemon open-iscsi srptools
 	sparse clang-format shellcheck
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
 	procps util-linux coreutils gawk

@@ -80,6 +80,15 @@ rig_require_cmd() {
 	done
 }
 
+# rig_make_pattern FILE MIB [SALT]: MIB MiB of pseudo-random bytes in FILE,
+# the same on both guests (a stream cipher keyed with the run's ID and
+# SALT), so that either side can check what the other wrote.
+rig_make_pattern() {
+	openssl enc -aes-128-ctr -pass "pass:${RIG_RUN_ID:-sroce}${3:+-$3}" -nosalt -pbkdf2 \
+		</dev/zero 2>/dev/null | head -c $(($2 << 20)) >"$1"
+	[ "$(stat -c %s "$1")" = $(($2 << 20)) ] || rig_fail "cannot make the test pattern $1"
+}
+
 # rig_metric NAME VALUE UNIT: record a number for reports (tools/demo.sh).
 rig_metric() {
 	echo "${RIG_SUITE:-none} $RIG_TEST $1 $2 $3" >>"$RIG_OUT/metrics"

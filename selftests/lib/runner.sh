@@ -126,8 +126,15 @@ run_half() {
 	mkdir -p "$RIG_TEST_OUT"
 	before=$(dmesg_lines)
 	t0=$(now)
+	# RIG_XTRACE=1 (tools/vm/suite.sh -e RIG_XTRACE=1): the test runs
+	# under "bash -x", each traced command stamped with the time of day in
+	# seconds (where a slow test spends its time), in its ROLE.log.
+	local sh=(bash)
+	# (bash takes no PS4 from the environment as root: set it inside.)
+	# shellcheck disable=SC2016 # expanded by that bash
+	[ "${RIG_XTRACE:-0}" = 1 ] && sh=(bash -c 'PS4="+ \${EPOCHREALTIME} "; set -x; . "$0"')
 	# timeout(1) puts itself and the test in a process group of their own.
-	timeout -k 5 "$limit" bash "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 </dev/null &
+	timeout -k 5 "$limit" "${sh[@]}" "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 </dev/null &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ -n "$peer" ] && [ -z "$aborted" ] && [ -e "$sync/$peer.done" ]; then
@@ -167,6 +174,22 @@ run_half() {
 	: >"$sync/$role.done"
 }
 
+# suites_of SCRIPT: SUITES_OF = the suites named by the test's top-level
+# "rig_suites" line (lib/guest.sh), empty when it has none. The runner
+# skips a test outside them without starting it: a started test costs a
+# second or more under TCG (its shell, its libraries, the dmesg checks),
+# and a suite skips dozens. Builtins only.
+suites_of() {
+	local line
+	SUITES_OF=""
+	while IFS= read -r line; do
+		if [[ "$line" == "rig_suites "* ]]; then
+			SUITES_OF=${line#rig_suites }
+			return 0
+		fi
+	done <"$1"
+}
+
 # Wait for the peer's status of the test in $1 (bounded); prints it.
 peer_status() {
 	local sync=$1 limit=$2 end
@@ -198,6 +221,14 @@ for t in "${tests[@]}"; do
 		report ktap_diag "$t: no such test"
 		report ktap_fail "$name"
 		continue
+	fi
+	# Not in this suite: skipped by both guests alike, unstarted.
+	if [ "${RIG_ALL_SUITES:-0}" != 1 ] && [ "$RIG_SUITE" != local ]; then
+		suites_of "$script"
+		if [ -n "$SUITES_OF" ] && [[ " $SUITES_OF " != *" $RIG_SUITE "* ]]; then
+			report ktap_skip "$name" "covered by suites $SUITES_OF"
+			continue
+		fi
 	fi
 	# Meet the peer (it may still be finishing the previous test).
 	if [ -n "$peer" ]; then

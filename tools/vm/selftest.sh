@@ -84,16 +84,18 @@ rig_case() {
 }
 
 # The guest test runner in a pair of guests: a pass, a failure, a skip, a
-# hang, a half whose peer failed and a final pass must be reported as such,
+# test for another suite (skipped unstarted), a hang, a half whose peer
+# failed and a final pass must be reported as such,
 # with the hang and the stranded half cut short.
 runner_case() {
 	local name=runner out=$runs/runner log=$runs/runner.log rc t0 t1 got want
 	read -r rc t0 t1 <"$runs/$name.status" || { rc=99 t0=0 t1=0; }
 	ktap_diag "$name: $(grep -m 1 -E '^rig: (PASS|FAIL)' "$log") ($((t1 - t0)) s)"
 	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
-		"ok 3 t_skip # SKIP skipping on purpose" "not ok 4 t_hang" \
-		"not ok 5 t_peer_gone" "ok 6 t_after" \
-		"# totals: pass:2 fail:3 xfail:0 xpass:0 skip:1 error:0")
+		"ok 3 t_skip # SKIP skipping on purpose" \
+		"ok 4 t_other_suite # SKIP covered by suites some-other-suite" "not ok 5 t_hang" \
+		"not ok 6 t_peer_gone" "ok 7 t_after" \
+		"# totals: pass:2 fail:3 xfail:0 xpass:0 skip:2 error:0")
 	got=$(grep -E '^(ok|not ok|# totals)' "$out/a/script.log" 2>/dev/null)
 	if [ "$got" != "$want" ]; then
 		ktap_diag "$name: the runner reported:"
