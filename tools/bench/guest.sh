@@ -28,6 +28,8 @@ export RIG_TEST=bench
 . "$RIG_REPO/selftests/lib/guest.sh"
 # shellcheck source=../../selftests/lib/perftest.sh
 . "$RIG_REPO/selftests/lib/perftest.sh"
+# shellcheck source=../../selftests/lib/nvmet.sh
+. "$RIG_REPO/selftests/lib/nvmet.sh"
 # shellcheck source=lib.sh
 . "$RIG_REPO/tools/bench/lib.sh"
 
@@ -431,6 +433,59 @@ cmrate_cell() {
 	done
 }
 
+# nvmeof_cell TEST BS RW: NVMe over Fabrics on this pair's devices: guest
+# a exports a 128 MiB RAM disk (selftests/lib/nvmet.sh), guest b connects
+# and runs fio (RW: randread or read, BS-byte blocks, four jobs at queue
+# depth 32, direct I/O) for the cell's duration; IOPS and bandwidth. The
+# setup runs in subshells: a failure there fails the cell, not the run.
+nvmeof_cell() {
+	local t=$1 bs=$2 rw=$3 rc=0 line f recov dur=$((BENCH_DUR < 3 ? 3 : BENCH_DUR))
+	local log=$RIG_OUT/logs/r$round.$pair.$t.$bs.log
+	CPU_SAMPLE=""
+	recov=$(recov_snap)
+	if rig_is_a; then
+		if (nvmet_target_up 128) >"$log" 2>&1; then
+			rig_signal "listen-$step"
+		else
+			rig_signal "listen-$step" fail
+		fi
+		rig_wait "done-$step" $((dur + 120)) >/dev/null || true
+		(nvmet_target_down) >>"$log" 2>&1 || rig_log "$t: the target did not go down cleanly ($log)"
+		record_recov "$t" "$bs" "$recov"
+		return 0
+	fi
+	line=$(rig_wait "listen-$step" 60) || line=timeout
+	if [ -n "$line" ]; then
+		record_fail "$t" "$bs" "the NVMe-oF target did not come up"
+		rig_signal "done-$step"
+		return 0
+	fi
+	if ! (nvme_host_connect && echo "$NVME_CTRL $NVME_DEV" >"$log.dev") >"$log" 2>&1; then
+		record_fail "$t" "$bs" "nvme-rdma could not connect"
+		rig_signal "done-$step"
+		return 0
+	fi
+	read -r NVME_CTRL NVME_DEV <"$log.dev"
+	timeout -k 3 $((dur + 60)) fio --name="$t" --filename="$NVME_DEV" --direct=1 --ioengine=libaio \
+		--rw="$rw" --bs="$bs" --iodepth=32 --numjobs=4 --time_based --runtime="$dur" \
+		--group_reporting --output-format=terse --terse-version=3 >>"$log" 2>&1 || rc=$?
+	echo 1 >"/sys/class/nvme/$NVME_CTRL/delete_controller" 2>/dev/null
+	rig_signal "done-$step"
+	record_recov "$t" "$bs" "$recov"
+	# Terse version 3: field 7 read bandwidth (KiB/s), field 8 read IOPS.
+	line=$(grep -m 1 '^3;' "$log") && [ "$rc" = 0 ] || {
+		record_fail "$t" "$bs" "fio exited $rc"
+		return 0
+	}
+	IFS=';' read -ra f <<<"$line"
+	is_positive "${f[7]:-}" || {
+		record_fail "$t" "$bs" "no IOPS in fio's line"
+		return 0
+	}
+	record "$t" "$bs" iops "${f[7]}"
+	record "$t" "$bs" bw_MiBps "$(awk -v k="${f[6]}" 'BEGIN { printf "%.4g", k / 1024 }')"
+}
+
 # udp_lat_cell TEST: UDP ping-pong (sroce-udp-lat), the link's latency;
 # TEST udp_lat_pair: two datagrams each way (--pair), as RC's ACK and reply.
 udp_lat_cell() {
@@ -632,6 +687,7 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 			sroce-manyqp) manyqp_cell "$t" "$size" "$args" ;;
 			sroce-manyqp-reg) reg_cell "$t" "$size" ;;
 			sroce-cmrate) cmrate_cell "$t" "$size" "$args" ;;
+			sroce-nvmeof) nvmeof_cell "$t" "$size" "$args" ;;
 			*)
 				# shellcheck disable=SC2086 # args is a list of words
 				perftest_cell "$t" "$size" "$tool" $args

@@ -23,7 +23,9 @@
 #                    sroce-manyqp-reg" (registering MIB MiB), whose SIZE
 #                    column holds the QP count and the MiB; TOOL
 #                    sroce-cmrate: "cm_setup N sroce-cmrate PARALLEL" (N
-#                    rdma_cm connections, PARALLEL at a time)
+#                    rdma_cm connections, PARALLEL at a time); TOOL
+#                    sroce-nvmeof: "nvme_randread BS sroce-nvmeof RW" (fio
+#                    over NVMe-oF, BS-byte blocks, fio's --rw RW)
 # bench_pairs_of_round R prints round R's pairs, rotated so that the order of
 # the implementations alternates from round to round; bench_steps prints the
 # number of steps (one per perftest or iperf3 run).
@@ -117,9 +119,13 @@ bench_plan_init() {
 		done
 		BENCH_TESTS+="reg_mr $reg_mib sroce-manyqp-reg"$'\n'
 		BENCH_TESTS+="cm_setup $cm_conns sroce-cmrate 16"$'\n'
+		# The block stack: NVMe over Fabrics under fio.
+		BENCH_TESTS+="nvme_randread 4096 sroce-nvmeof randread"$'\n'
+		BENCH_TESTS+="nvme_seqread 1048576 sroce-nvmeof read"$'\n'
 		;;
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
+		BENCH_TESTS+="nvme_randread 4096 sroce-nvmeof randread"$'\n'
 		;;
 	profile)
 		case "${BENCH_PROFILE_TEST:-write_bw}" in

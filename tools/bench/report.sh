@@ -84,6 +84,7 @@ function unit(m) {
 	if (m ~ /_kib$/ || m == "kib_per_page") return "KiB"
 	if (m ~ /_ms$/) return "ms"
 	if (m == "conn_per_s") return "conn/s"
+	if (m == "iops") return "IOPS"
 	return ""
 }
 function jstr(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
@@ -215,12 +216,15 @@ function ratio(p, q, k1, k2) {
 }
 function label(t, s, m) {
 	name = (t == "cm_lat" ? "send_lat -R (rdma_cm)" : t)
+	if (t == "nvme_randread") name = "NVMe-oF fio randread"
+	if (t == "nvme_seqread") name = "NVMe-oF fio read"
 	if (s > 0) {
 		if (s >= 1048576) name = name " " s / 1048576 " MiB"
 		else if (s >= 1024) name = name " " s / 1024 " KiB"
 		else name = name " " s " B"
 	}
 	if (m == "bw_MiBps") return name " bandwidth"
+	if (m == "iops") return name " IOPS"
 	if (m == "rate_kmsgps") return name " message rate"
 	if (m == "typical_us") return name " latency typical"
 	if (m == "p99_us") return name " latency p99"
@@ -236,6 +240,8 @@ function label(t, s, m) {
 function wanted(t, s, m) {
 	if (t == "tcp" || t == "udp" || t ~ /^udp_lat/) return 0
 	if (t == "scale_write" || t == "reg_mr" || t == "cm_setup") return 0
+	if (t == "nvme_randread") return m == "iops"
+	if (t == "nvme_seqread") return m == "bw_MiBps"
 	if (m == "bw_MiBps" || m ~ /_us$/) return 1
 	if (m == "rate_kmsgps") return s <= 4096
 	if (m ~ /^(cpu|ksys)_/) return t == "write_bw" && s == 65536
@@ -243,9 +249,9 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat tcp udp udp_lat udp_lat_pair", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat nvme_randread nvme_seqread tcp udp udp_lat udp_lat_pair", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
-	nmo = split("bw_MiBps rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
+	nmo = split("bw_MiBps iops rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
 	for (o = 1; o <= nk; o++) {
 		split(ord[o], f, SUBSEP)
