@@ -8,8 +8,8 @@
 # carries its checksum, read back and compared; a mismatch ends fio with
 # an error).
 #
-#   random       4 KiB random writes over 32 MiB, then read back and verified
-#   sequential   1 MiB sequential writes over 96 MiB, verified
+#   random       4 KiB random writes over 16 MiB, then read back and verified
+#   sequential   1 MiB sequential writes over 64 MiB, verified
 #   disconnect   "nvme disconnect" while random reads and writes run: fio
 #                must end with errors within a bounded time (no hang), the
 #                controller must be gone; then "nvme connect" again and a
@@ -56,9 +56,9 @@ rig_wait target-up 60 >/dev/null || rig_fail "the target did not come up"
 nvme_cli_connect --reconnect-delay=1 --ctrl-loss-tmo=60
 
 # --- random and sequential, verified ---
-nvme_fio random 120 8 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" || rig_fail "fio random: failed (status $?)"
+nvme_fio random 120 4 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" || rig_fail "fio random: failed (status $?)"
 rig_metric randwrite_4k_iops "$(nvme_fio_iops random write)" IOPS
-nvme_fio sequential 120 24 --rw=write --bs=1M "${NVME_VERIFY[@]}" || rig_fail "fio sequential: failed (status $?)"
+nvme_fio sequential 120 16 --rw=write --bs=1M "${NVME_VERIFY[@]}" || rig_fail "fio sequential: failed (status $?)"
 
 # --- nvme disconnect under I/O ---
 nvme_fio_bg disconnect 40 --rw=randrw
@@ -68,11 +68,11 @@ rig_log "under I/O: $said"
 nvme_fio_ends "$pid" 20 "the disconnect"
 [ "$(nvme_ctrl_state)" = gone ] || rig_fail "$NVME_CTRL is still there after the disconnect"
 nvme_cli_connect --reconnect-delay=1 --ctrl-loss-tmo=60
-nvme_fio reconnected 120 4 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
+nvme_fio reconnected 120 2 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
 	rig_fail "fio after the reconnect: failed (status $?)"
 
 # --- the target's port removed under I/O ---
-nvme_fio_bg port 14 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
+nvme_fio_bg port 10 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
 pid=$NVME_FIO_PID
 rig_signal port-off
 rc=0

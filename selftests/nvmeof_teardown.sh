@@ -75,7 +75,7 @@ connect
 # ride_out WHAT: fio across an outage caused by WHAT.
 ride_out() {
 	local what=$1 rc=0 keep
-	nvme_fio_bg "$what" 10 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
+	nvme_fio_bg "$what" 7 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
 	case "$what" in
 	host_link)
 		# The rig's static IPv6 address (and its GID) stays for the
@@ -114,7 +114,7 @@ torn_down() {
 	[ "$(nvme_ctrl_state)" = gone ] || rig_fail "$what: $NVME_CTRL is $(nvme_ctrl_state), not gone"
 	[ "$what" = host_ulp ] || device_back
 	connect
-	nvme_fio "$what-after" 120 4 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
+	nvme_fio "$what-after" 120 2 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
 		rig_fail "$what: fio on the new controller failed (status $?)"
 }
 
