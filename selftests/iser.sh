@@ -45,26 +45,6 @@ etc_copy=/run/iser-etc-iscsi
 # File name and size in bytes of each file written through the file system.
 files=(f4k:4096 odd:100003 f1m:1048576 f16m:16777216)
 
-# unload MODULE...: unload those of the modules that are loaded, in order;
-# a module still in use is tried again for up to 10 s (a session that is
-# being torn down still holds its transport).
-unload() {
-	local m rc=0 end
-	for m; do
-		end=$((EPOCHSECONDS + $(rig_limit 10)))
-		while [ -d "/sys/module/$m" ]; do
-			modprobe -r "$m" 2>/dev/null && break
-			if [ "$EPOCHSECONDS" -ge "$end" ]; then
-				rig_log "cannot unload $m: $(modprobe -r "$m" 2>&1)"
-				rc=1
-				break
-			fi
-			rig_sleep 0.5
-		done
-	done
-	return "$rc"
-}
-
 # cm_check MODULE: MODULE (ib_isert or ib_iser) has a connected rdma_cm ID
 # with a QP on this guest's device, to the peer; sets cm to a description.
 cm_check() {
@@ -103,7 +83,7 @@ tcli() {
 target_up() {
 	local ip=${RIG_IP4%/*} np v
 	# A RAM disk of our size (another test may have left brd loaded).
-	unload brd || rig_fail "cannot unload brd"
+	rig_unload brd || rig_fail "cannot unload brd"
 	modprobe brd rd_nr=1 rd_size=$((disk_mb << 10)) max_part=0 || rig_fail "modprobe brd"
 	tcli setup <<-EOF
 		set global color_mode=false auto_save_on_exit=false auto_add_default_portal=false
@@ -158,7 +138,7 @@ target_down() {
 	fi
 	# The fabric's folder holds its module.
 	[ -d "$cfg/iscsi" ] && rmdir "$cfg/iscsi"
-	unload ib_isert iscsi_target_mod tcm_loop target_core_user uio target_core_pscsi \
+	rig_unload ib_isert iscsi_target_mod tcm_loop target_core_user uio target_core_pscsi \
 		target_core_file target_core_iblock target_core_mod
 }
 
@@ -188,7 +168,7 @@ target_files() {
 a_cleanup() {
 	mountpoint -q "$mnt" && umount "$mnt"
 	target_down
-	unload brd
+	rig_unload brd
 }
 
 # --- guest b: the open-iscsi initiator ----------------------------------
@@ -243,7 +223,7 @@ b_cleanup() {
 	fi
 	mountpoint -q /etc/iscsi && umount /etc/iscsi
 	rm -rf "$etc_copy" "$data"
-	unload ib_iser iscsi_tcp libiscsi_tcp libiscsi scsi_transport_iscsi ${sd_mod_ours:+sd_mod}
+	rig_unload ib_iser iscsi_tcp libiscsi_tcp libiscsi scsi_transport_iscsi ${sd_mod_ours:+sd_mod}
 }
 
 # find_disk: the block device of the session's LUN, once it is there.
@@ -278,7 +258,7 @@ if rig_is_a; then
 	target_down || rig_fail "cannot tear the target down"
 	rig_log "target torn down, modules unloaded in $((SECONDS - t0)) s"
 	target_files "$sums"
-	unload brd || rig_fail "cannot unload brd"
+	rig_unload brd || rig_fail "cannot unload brd"
 	trap - EXIT
 	for m in ib_isert iscsi_target_mod target_core_mod brd; do
 		if [ -d "/sys/module/$m" ]; then

@@ -30,15 +30,6 @@ port=5555
 pattern=/tmp/srp-pattern
 size_mb=16
 
-# unload MODULE...: remove those of the modules that are loaded.
-unload() {
-	local m
-	for m; do
-		[ -d "/sys/module/$m" ] || continue
-		modprobe -r "$m" || rig_log "cannot unload $m"
-	done
-}
-
 # GID 0 of this guest's device, 32 hex digits.
 gid0() {
 	local g
@@ -99,9 +90,9 @@ target_down() {
 	[ -d "$cfg/srpt" ] && rmdir "$cfg/srpt"
 	[ -d "$cfg/core/iblock_0" ] && rmdir "$cfg/core/iblock_0/ram0" "$cfg/core/iblock_0"
 	# target_core_mod loads all its backstores with the first HBA.
-	unload ib_srpt target_core_iblock target_core_file target_core_pscsi \
+	rig_unload ib_srpt target_core_iblock target_core_file target_core_pscsi \
 		target_core_user target_core_mod
-	[ -z "${had_brd:-}" ] && unload brd
+	[ -z "${had_brd:-}" ] && rig_unload brd
 	for m in ib_srpt target_core_mod; do
 		[ -d "/sys/module/$m" ] && rig_fail "$m is still loaded"
 	done
@@ -146,8 +137,8 @@ find_disk() {
 # Log out if still logged in; unload what this test loaded.
 host_cleanup() {
 	[ -n "${rport:-}" ] && [ -e "$rport/delete" ] && echo 1 >"$rport/delete"
-	unload ib_srp scsi_transport_srp
-	[ -n "${our_sd:-}" ] && unload sd_mod
+	rig_unload ib_srp scsi_transport_srp
+	[ -n "${our_sd:-}" ] && rig_unload sd_mod
 	return 0
 }
 

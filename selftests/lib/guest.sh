@@ -89,6 +89,26 @@ rig_make_pattern() {
 	[ "$(stat -c %s "$1")" = $(($2 << 20)) ] || rig_fail "cannot make the test pattern $1"
 }
 
+# rig_unload MODULE...: unload those of the modules that are loaded, in
+# order; one still in use (a session being torn down still holds its
+# transport) is tried again for up to 10 s. Status 1 if one stays.
+rig_unload() {
+	local m rc=0 end
+	for m; do
+		end=$((EPOCHSECONDS + $(rig_limit 10)))
+		while [ -d "/sys/module/$m" ]; do
+			modprobe -r "$m" 2>/dev/null && break
+			if [ "$EPOCHSECONDS" -ge "$end" ]; then
+				rig_log "cannot unload $m: $(modprobe -r "$m" 2>&1)"
+				rc=1
+				break
+			fi
+			rig_sleep 0.5
+		done
+	done
+	return "$rc"
+}
+
 # rig_metric NAME VALUE UNIT: record a number for reports (tools/demo.sh).
 rig_metric() {
 	echo "${RIG_SUITE:-none} $RIG_TEST $1 $2 $3" >>"$RIG_OUT/metrics"
