@@ -179,7 +179,6 @@ struct sroce_dev {
 
 	struct sroce_fault fault;
 	struct dentry *dbg;		/* debugfs DEV/ (sroce_debugfs.c) */
-	struct dentry *dbg_qp;		/* ... DEV/qp/ */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -2,9 +2,10 @@
 /*
  * sroce: debugfs, /sys/kernel/debug/sroce/DEV/.
  *
- *   qp/QPN        one file per QP: its attributes and where its requester,
- *                 completer and responder stand (the fields of rdma
- *                 resource show -dd, sroce_qp_details()), read on open
+ *   qps           every QP of the device, by number, a block each
+ *                 ended by an empty line: its attributes and where
+ *                 its requester, completer and responder stand (the fields
+ *                 of rdma resource show -dd, sroce_qp_details())
  *   fault/        fault injection for tests, every Nth packet (0: off):
  *                 rx_drop, rx_dup (received), tx_drop (to send),
  *                 alloc_fail (a packet buffer not given); counted as
@@ -12,8 +13,11 @@
  *                 leave alone waits that long (each such ACK counts)
  *
  * DEV is the device's name when it was registered; a device renamed
- * later keeps its directory's name. A QP's file is removed before the QP
- * is freed: debugfs waits for a read in progress.
+ * later keeps its directory's name. One file lists the QPs, not one file
+ * per QP: creating a debugfs file (an inode and a dentry) cost about a
+ * tenth of an RC QP's setup time on the test rig
+ * (Documentation/benchmark.rst). A block is printed with a reference on
+ * its QP, which destroy waits for.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -43,10 +47,57 @@ static const char *sroce_dbg_qp_type(enum ib_qp_type t)
 	}
 }
 
-static int sroce_dbg_qp_show(struct seq_file *m, void *unused)
+/*
+ * The QP with the lowest number >= *pos, with a reference, and *pos set to
+ * its number; NULL past the last. As sroce_qp_get(): a QP being destroyed
+ * (no reference left to take) is skipped.
+ */
+static struct sroce_qp *sroce_dbg_qps_find(struct sroce_dev *sdev,
+					   loff_t *pos)
 {
-	struct sroce_qp *qp = m->private;
-	struct sroce_detail v[SROCE_QP_DETAILS_MAX];
+	unsigned long idx = *pos;
+	struct sroce_qp *qp;
+
+	if (*pos > U32_MAX)
+		return NULL;
+	rcu_read_lock();
+	for (;;) {
+		qp = xa_find(&sdev->qp_xa, &idx, U32_MAX, XA_PRESENT);
+		if (!qp || refcount_inc_not_zero(&qp->refs))
+			break;
+		if (idx == U32_MAX) {
+			qp = NULL;
+			break;
+		}
+		idx++;
+	}
+	rcu_read_unlock();
+	*pos = qp ? idx : (loff_t)U32_MAX + 1;
+	return qp;
+}
+
+static void *sroce_dbg_qps_start(struct seq_file *m, loff_t *pos)
+{
+	return sroce_dbg_qps_find(m->private, pos);
+}
+
+static void *sroce_dbg_qps_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	sroce_qp_put(v);
+	++*pos;
+	return sroce_dbg_qps_find(m->private, pos);
+}
+
+static void sroce_dbg_qps_stop(struct seq_file *m, void *v)
+{
+	if (v)
+		sroce_qp_put(v);
+}
+
+static int sroce_dbg_qps_show(struct seq_file *m, void *v)
+{
+	struct sroce_qp *qp = v;
+	struct sroce_detail d[SROCE_QP_DETAILS_MAX];
 	unsigned int i, n;
 
 	mutex_lock(&qp->modify_lock);
@@ -76,35 +127,26 @@ static int sroce_dbg_qp_show(struct seq_file *m, void *unused)
 	}
 	mutex_unlock(&qp->modify_lock);
 
-	n = sroce_qp_details(qp, v);
+	n = sroce_qp_details(qp, d);
 	for (i = 0; i < n; i++)
-		seq_printf(m, "%s %u\n", v[i].name, v[i].val);
+		seq_printf(m, "%s %u\n", d[i].name, d[i].val);
+	seq_putc(m, '\n');
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(sroce_dbg_qp);
 
-void sroce_debugfs_qp_add(struct sroce_qp *qp)
-{
-	char name[12];
-
-	if (IS_ERR_OR_NULL(qp->sdev->dbg_qp))
-		return;
-	snprintf(name, sizeof(name), "%u", qp->ibqp.qp_num);
-	qp->dbg = debugfs_create_file(name, 0400, qp->sdev->dbg_qp, qp,
-				      &sroce_dbg_qp_fops);
-}
-
-void sroce_debugfs_qp_del(struct sroce_qp *qp)
-{
-	debugfs_remove(qp->dbg);
-	qp->dbg = NULL;
-}
+static const struct seq_operations sroce_dbg_qps_sops = {
+	.start = sroce_dbg_qps_start,
+	.next = sroce_dbg_qps_next,
+	.stop = sroce_dbg_qps_stop,
+	.show = sroce_dbg_qps_show,
+};
+DEFINE_SEQ_ATTRIBUTE(sroce_dbg_qps);
 
 /*
  * Called once the device has its final name (enable_driver). The core
  * enables a device again after each move to another network namespace
  * ("rdma dev set NAME netns NS"): the folder made the first time stays,
- * with its QP files, until the device is deallocated. The folder keeps the
+ * until the device is deallocated. The folder keeps the
  * name the device had then ("rdma dev set NAME name NEW" does not tell the
  * driver).
  */
@@ -116,7 +158,7 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 		return;
 	sdev->dbg = debugfs_create_dir(dev_name(&sdev->ibdev.dev),
 				       sroce_dbg_root);
-	sdev->dbg_qp = debugfs_create_dir("qp", sdev->dbg);
+	debugfs_create_file("qps", 0400, sdev->dbg, sdev, &sroce_dbg_qps_fops);
 	fault = debugfs_create_dir("fault", sdev->dbg);
 	debugfs_create_u32("rx_drop", 0600, fault, &sdev->fault.rx_drop);
 	debugfs_create_u32("rx_dup", 0600, fault, &sdev->fault.rx_dup);
@@ -130,7 +172,6 @@ void sroce_debugfs_dev_del(struct sroce_dev *sdev)
 {
 	debugfs_remove(sdev->dbg);
 	sdev->dbg = NULL;
-	sdev->dbg_qp = NULL;
 }
 
 void sroce_debugfs_init(void)

@@ -224,7 +224,6 @@ struct sroce_qp {
 	spinlock_t resp_lock;
 	struct dst_cache dst_cache;
 	bool dst_cache_ready;
-	struct dentry *dbg;		/* debugfs DEV/qp/QPN */
 	/* The counter set of the rdma_counter the QP is bound to, if any. */
 	struct sroce_counter_set __rcu *counter;
 	/*

@@ -348,7 +348,6 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	/* Visible to the data path only now that it is complete. */
 	xa_store_irq(&sdev->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
-	sroce_debugfs_qp_add(qp);
 	sroce_dbg(sdev, "qp %u type %d created\n", ibqp->qp_num, init->qp_type);
 	return 0;
 
@@ -601,8 +600,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long flags;
 
-	/* Waits for a reader of the QP's debugfs file. */
-	sroce_debugfs_qp_del(qp);
+	/* A reader of debugfs's qps holds a reference: waited for below. */
 	spin_lock_irqsave(&qp->state_lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);

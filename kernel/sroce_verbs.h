@@ -103,8 +103,6 @@ void sroce_debugfs_init(void);
 void sroce_debugfs_exit(void);
 void sroce_debugfs_dev_add(struct sroce_dev *sdev);
 void sroce_debugfs_dev_del(struct sroce_dev *sdev);
-void sroce_debugfs_qp_add(struct sroce_qp *qp);
-void sroce_debugfs_qp_del(struct sroce_qp *qp);
 
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int sroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);

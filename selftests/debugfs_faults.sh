@@ -3,12 +3,13 @@
 #
 # sroce's debugfs (/sys/kernel/debug/sroce/DEV/) and its fault knobs, on
 # guest a of the sroce-sroce pair (b is the peer of each transfer).
-#   qp/QPN: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B;
+#   qps: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B;
 #     SROCE_LONG_ITERS, 2000 on the debug kernel),
-#     the server QP's file names its type, state RTS, the peer's QP
-#     number, path MTU and PSNs; it is
+#     the server QP's block of the listing names its type, state RTS, the
+#     peer's QP number, path MTU and PSNs; the listing is
 #     read in a loop while the QP is destroyed (a reader must not see a
-#     freed QP: the debug kernel's KASAN would), and is gone afterwards.
+#     freed QP: the debug kernel's KASAN would), and the QP's block is
+#     gone afterwards.
 #   fault/tx_drop 20, rx_dup 7, rx_drop 13 in turn, each under a transfer
 #     of 300 x 4096 B each way (path MTU 1024, data checked): every
 #     transfer completes intact; faults_injected grows by at least the
@@ -49,7 +50,7 @@ hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
 cnt() { cat "$hw/$1"; }
 if rig_is_a; then
 	[ -d /sys/kernel/debug/sroce ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-	for f in qp fault/rx_drop fault/rx_dup fault/tx_drop fault/alloc_fail fault/ack_delay_ms; do
+	for f in qps fault/rx_drop fault/rx_dup fault/tx_drop fault/alloc_fail fault/ack_delay_ms; do
 		[ -e "$dbg/$f" ] || rig_fail "no $dbg/$f"
 	done
 fi
@@ -67,7 +68,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- the QP's file ---------------------------------------------------------
+# --- the QP's block of the listing ---------------------------------------
 pp_bg_start qpfile 4096 "$LONG"
 if rig_is_a; then
 	line=""
@@ -79,26 +80,30 @@ if rig_is_a; then
 	done
 	qpn=$(sed -n 's/.* lqpn \([0-9]*\) .*/\1/p' <<<"$line")
 	rqpn=$(sed -n 's/.* rqpn \([0-9]*\) .*/\1/p' <<<"$line")
-	f=$dbg/qp/$qpn
-	snap=$(cat "$f") || rig_fail "qpfile: cannot read $f"
+	f=$dbg/qps
+	snap=$(rig_sroce_qp_dbg "$RIG_DEV" "$qpn")
+	[ -n "$snap" ] || {
+		sed 's/^/    /' "$f"
+		rig_fail "qpfile: no block for QP $qpn in $f"
+	}
 	sed 's/^/    /' <<<"$snap"
 	for want in "type RC" "state RTS" "dest_qpn $rqpn" "path_mtu 1024"; do
-		grep -qx "$want" <<<"$snap" || rig_fail "qpfile: no \"$want\" in $f"
+		grep -qx "$want" <<<"$snap" || rig_fail "qpfile: no \"$want\" in QP $qpn's block of $f"
 	done
-	grep -qE '^comp_psn [0-9]+$' <<<"$snap" || rig_fail "qpfile: no comp_psn in $f"
-	# Read it without pause until it is gone.
-	(while [ -e "$f" ]; do cat "$f" >/dev/null 2>&1; done) &
+	grep -qE '^comp_psn [0-9]+$' <<<"$snap" || rig_fail "qpfile: no comp_psn in QP $qpn's block"
+	# Read the listing without pause until the QP has left it.
+	(while [ -n "$(rig_sroce_qp_dbg "$RIG_DEV" "$qpn")" ]; do :; done) &
 	reader=$!
 fi
 pp_bg_wait qpfile 4096 "$LONG"
 if rig_is_a; then
 	end=$((EPOCHSECONDS + 10))
-	while [ -e "$f" ]; do
-		[ "$EPOCHSECONDS" -lt "$end" ] || rig_fail "qpfile: $f still there after the QP was destroyed"
+	while [ -n "$(rig_sroce_qp_dbg "$RIG_DEV" "$qpn")" ]; do
+		[ "$EPOCHSECONDS" -lt "$end" ] || rig_fail "qpfile: QP $qpn still in $f after it was destroyed"
 		rig_sleep 0.1
 	done
 	wait "$reader"
-	rig_log "qpfile: QP $qpn's file read while it ran and while it was destroyed; gone after"
+	rig_log "qpfile: the listing read while QP $qpn ran and while it was destroyed; its block gone after"
 fi
 
 # --- the fault knobs -------------------------------------------------------

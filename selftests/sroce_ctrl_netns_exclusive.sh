@@ -22,7 +22,7 @@
 #     its own device's RC QP and nothing of the other's;
 #   - sroce's debugfs follows the moves: after sroce5 went to init_net
 #     and back (the core enables a moved device again), the busy QP has
-#     its file in /sys/kernel/debug/sroce/sroce5/qp/, and both devices'
+#     its block in /sys/kernel/debug/sroce/sroce5/qps, and both devices'
 #     folders are gone with the devices (a folder left behind would hold
 #     fault knobs that point into the freed device);
 #   - deleting both namespaces with traffic running unregisters both
@@ -215,18 +215,19 @@ for x in "$XA sroce5 sroce6" "$XB sroce6 sroce5"; do
 		rig_fail "$ns sees QPs of $other, a device of another namespace"
 done
 # debugfs (init_net's mount) after sroce5's two moves: the busy RC QP of
-# sroce5 has its file.
+# sroce5 has its block in the QP listing.
 dbgfs=/sys/kernel/debug/sroce
 [ -d $dbgfs ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 [ -d $dbgfs ] || rig_fail "no $dbgfs"
 rcqpn=$(ip netns exec $XA rdma resource show qp link sroce5/1 |
 	sed -n 's/.* lqpn \([0-9]*\) .*type RC.*/\1/p' | head -n 1)
 [ -n "$rcqpn" ] || rig_fail "no RC QP number for sroce5"
-[ -f "$dbgfs/sroce5/qp/$rcqpn" ] || {
+blk=$(rig_sroce_qp_dbg sroce5 "$rcqpn")
+[ -n "$blk" ] || {
 	find $dbgfs 2>&1 | sed 's/^/    /'
-	rig_fail "no debugfs file for sroce5's QP $rcqpn after the device moved twice"
+	rig_fail "no block for sroce5's QP $rcqpn in $dbgfs/sroce5/qps after the device moved twice"
 }
-rig_log "debugfs after two moves: $(head -n 1 "$dbgfs/sroce5/qp/$rcqpn")"
+rig_log "debugfs after two moves: $(head -n 2 <<<"$blk" | tr '\n' ' ')"
 ip netns pids $XA | xargs -r kill -9
 ip netns pids $XB | xargs -r kill -9
 ip netns del $XA || rig_fail "ip netns del $XA failed"

@@ -349,6 +349,14 @@ rig_pcap_once() {
 	rig_sleep 1
 }
 
+# rig_sroce_qp_dbg DEV QPN: QP QPN's block of sroce device DEV's debugfs
+# listing (/sys/kernel/debug/sroce/DEV/qps: a block per QP, each ended by
+# an empty line, its first line "qpn N"); nothing when the QP is not there.
+rig_sroce_qp_dbg() {
+	awk -v head="qpn $2" 'BEGIN { RS = "" } index($0 "\n", head "\n") == 1 { print }' \
+		"/sys/kernel/debug/sroce/$1/qps"
+}
+
 # rig_gid_of ADDR: the GID sysfs shows for an IPv4 or IPv6 address
 # (IPv4 as ::ffff:a.b.c.d), eight groups of four lower-case hex digits.
 rig_gid_of() {
