@@ -27,38 +27,22 @@ rig_setup_dev
 pattern=/tmp/nvmeof-pattern
 size_mb=8
 
-# host_io DEV BS MIB: write the first MIB MiB of the pattern in blocks of
-# BS, read them back, compare.
-host_io() {
-	local dev=$1 bs=$2 mib=$3 count got want
-	count=$(((mib << 20) / bs))
-	want=$(head -c $((mib << 20)) "$pattern" | sha256sum)
-	want=${want%% *}
-	rig_run 60 dd if="$pattern" of="$dev" bs="$bs" count="$count" oflag=direct status=none ||
-		rig_fail "write with bs=$bs failed"
-	got=$(rig_run 60 dd if="$dev" bs="$bs" count="$count" iflag=direct status=none | sha256sum)
-	[ "${got%% *}" = "$want" ] || rig_fail "read back with bs=$bs differs from what was written"
-	rig_log "bs=$bs: wrote and read back $mib MiB, sha256 matches"
-}
-
 rig_make_pattern "$pattern" "$size_mb"
 if rig_is_a; then
-	want=$(sha256sum <"$pattern")
-	want=${want%% *}
 	nvmet_target_up 64
 	rig_signal target-up
 	rig_wait host-done 120 >/dev/null || { nvmet_target_down; rig_fail "the host did not finish"; }
-	got=$(head -c $((size_mb << 20)) /dev/ram0 | sha256sum)
-	[ "${got%% *}" = "$want" ] || { nvmet_target_down; rig_fail "the RAM disk does not hold the pattern"; }
+	nvmet_ram_holds "$pattern" "$size_mb" || { nvmet_target_down; rig_fail "the RAM disk does not hold the pattern"; }
 	rig_log "the RAM disk holds the $size_mb MiB the host wrote"
 	nvmet_target_down
 	rig_signal target-down
 else
 	rig_wait target-up 60 >/dev/null || rig_fail "the target did not come up"
 	nvme_host_connect
-	host_io "$NVME_DEV" 4096 2
-	host_io "$NVME_DEV" 65536 "$size_mb"
-	host_io "$NVME_DEV" 1048576 "$size_mb"
+	nvme_dd_check "$pattern" 4096 2
+	nvme_dd_check "$pattern" 65536 "$size_mb"
+	nvme_dd_check "$pattern" 1048576 "$size_mb"
+	rig_log "wrote and read back 2 MiB in 4 KiB blocks, $size_mb MiB in 64 KiB and 1 MiB ones: sha256 matches"
 	echo 1 >"/sys/class/nvme/$NVME_CTRL/delete_controller" || rig_fail "cannot disconnect"
 	rig_signal host-done
 	rig_wait target-down 60 >/dev/null || rig_fail "the target did not shut down"

@@ -31,9 +31,7 @@
 # sroce as target and as host (nvmeof.sh runs the other direction too).
 rig_suites sroce-sroce sroce-rxe
 
-rig_require_peer
-rig_require_cmd fio nvme
-rig_setup_dev
+nvme_test_setup
 
 if rig_is_a; then
 	nvmet_target_up 128
@@ -56,24 +54,24 @@ rig_wait target-up 60 >/dev/null || rig_fail "the target did not come up"
 nvme_cli_connect --reconnect-delay=1 --ctrl-loss-tmo=60
 
 # --- random and sequential, verified ---
-nvme_fio random 120 4 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" || rig_fail "fio random: failed (status $?)"
+nvme_fio random 120 4 --rw=randwrite --bs=4k "${BLK_VERIFY[@]}" || rig_fail "fio random: failed (status $?)"
 rig_metric randwrite_4k_iops "$(nvme_fio_iops random write)" IOPS
-nvme_fio sequential 120 16 --rw=write --bs=1M "${NVME_VERIFY[@]}" || rig_fail "fio sequential: failed (status $?)"
+nvme_fio sequential 120 16 --rw=write --bs=1M "${BLK_VERIFY[@]}" || rig_fail "fio sequential: failed (status $?)"
 
 # --- nvme disconnect under I/O ---
 nvme_fio_bg disconnect 40 --rw=randrw
-pid=$NVME_FIO_PID
+pid=$BLK_FIO_PID
 said=$(rig_run 30 nvme disconnect -n "$NVMET_NQN" 2>&1) || rig_fail "nvme disconnect failed: $said"
 rig_log "under I/O: $said"
-nvme_fio_ends "$pid" 20 "the disconnect"
+blk_fio_ends "$pid" 20 "the disconnect"
 [ "$(nvme_ctrl_state)" = gone ] || rig_fail "$NVME_CTRL is still there after the disconnect"
 nvme_cli_connect --reconnect-delay=1 --ctrl-loss-tmo=60
-nvme_fio reconnected 120 2 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
+nvme_fio reconnected 120 2 --rw=randwrite --bs=4k "${BLK_VERIFY[@]}" ||
 	rig_fail "fio after the reconnect: failed (status $?)"
 
 # --- the target's port removed under I/O ---
-nvme_fio_bg port 10 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
-pid=$NVME_FIO_PID
+nvme_fio_bg port 10 --rw=randwrite --verify_backlog=512 "${BLK_VERIFY[@]}"
+pid=$BLK_FIO_PID
 rig_signal port-off
 rc=0
 nvme_fio_watch "$pid" || rc=$?

@@ -31,15 +31,7 @@
 # sroce on both sides (the teardowns are sroce's; rxe's are rxe's).
 rig_suites sroce-sroce
 
-rig_require_peer
-rig_require_cmd fio nvme
-rig_setup_dev
-
-# device_back: the RDMA device of this guest again, after a teardown.
-device_back() {
-	rig_setup_dev
-	rig_log "$RIG_DEV is back: $(rdma link show "$RIG_DEV/1" 2>&1 | head -n 1)"
-}
+nvme_test_setup
 
 # --- the target ---
 if rig_is_a; then
@@ -53,7 +45,7 @@ if rig_is_a; then
 		esac
 		rig_log "$what: done under I/O"
 		rig_sleep 2
-		device_back
+		blk_device_back
 		# nvmet-rdma drops a port whose device went away and does not
 		# listen again by itself (it does after an address change):
 		# the admin enables the port again, as here.
@@ -74,23 +66,13 @@ connect
 
 # ride_out WHAT: fio across an outage caused by WHAT.
 ride_out() {
-	local what=$1 rc=0 keep
-	nvme_fio_bg "$what" 7 --rw=randwrite --verify_backlog=512 "${NVME_VERIFY[@]}"
+	local what=$1 rc=0
+	nvme_fio_bg "$what" 7 --rw=randwrite --verify_backlog=512 "${BLK_VERIFY[@]}"
 	case "$what" in
-	host_link)
-		# The rig's static IPv6 address (and its GID) stays for the
-		# tests that follow.
-		keep=$(sysctl -n "net.ipv6.conf.$RIG_IFACE.keep_addr_on_down")
-		sysctl -q -w "net.ipv6.conf.$RIG_IFACE.keep_addr_on_down=1"
-		ip link set "$RIG_IFACE" down || rig_fail "ip link set $RIG_IFACE down failed"
-		rig_sleep 3
-		ip link set "$RIG_IFACE" up || rig_fail "ip link set $RIG_IFACE up failed"
-		sysctl -q -w "net.ipv6.conf.$RIG_IFACE.keep_addr_on_down=$keep"
-		rig_log "$what: $RIG_IFACE down for 3 s under I/O, up again"
-		;;
+	host_link) blk_iface_bounce 3 ;;
 	*) rig_signal "$what" ;;
 	esac
-	nvme_fio_watch "$NVME_FIO_PID" || rc=$?
+	nvme_fio_watch "$BLK_FIO_PID" || rc=$?
 	[ "$what" = host_link ] || rig_wait "$what-back" 60 >/dev/null || rig_fail "$what: the target did not come back"
 	[ "$rc" = 0 ] || rig_fail "$what: fio across the outage: status $rc (an error or a verify mismatch)"
 	# Link down for 3 s may stay within the QPs' retries: then nothing
@@ -110,11 +92,11 @@ torn_down() {
 	host_rmmod) rig_run 60 rmmod sroce || rig_fail "rmmod sroce under I/O failed" ;;
 	esac
 	rig_log "$what: done under I/O"
-	nvme_fio_ends "$NVME_FIO_PID" 20 "$what"
+	blk_fio_ends "$BLK_FIO_PID" 20 "$what"
 	[ "$(nvme_ctrl_state)" = gone ] || rig_fail "$what: $NVME_CTRL is $(nvme_ctrl_state), not gone"
-	[ "$what" = host_ulp ] || device_back
+	[ "$what" = host_ulp ] || blk_device_back
 	connect
-	nvme_fio "$what-after" 120 2 --rw=randwrite --bs=4k "${NVME_VERIFY[@]}" ||
+	nvme_fio "$what-after" 120 2 --rw=randwrite --bs=4k "${BLK_VERIFY[@]}" ||
 		rig_fail "$what: fio on the new controller failed (status $?)"
 }
 

@@ -90,7 +90,8 @@ TESTS_SMP="stress.sh hostile_rings.sh rc_tail_loss.sh rc_ack_delay.sh"
 TESTS_STOCK="tcp_bw.sh write_bw.sh read_bw.sh send_lat.sh atomic_bw.sh perf_matrix.sh
 	rc_busy_poll.sh rc_soak.sh msg_size.sh netns_pair.sh rc_pingpong.sh uc_pingpong.sh
 	srq_pingpong.sh rc_integrity_mtu1024.sh rc_integrity_large.sh rc_integrity_selfcheck.sh
-	sroce_ctrl_vs_rxe.sh domains.sh nvmeof_fio.sh nvmeof_teardown.sh srp.sh iser.sh"
+	sroce_ctrl_vs_rxe.sh domains.sh nvmeof_fio.sh nvmeof_teardown.sh nvmeof_ctrl.sh srp.sh iser.sh
+	srp_teardown.sh iser_teardown.sh"
 TESTS_CROSS="rc_integrity.sh rc_flush.sh"
 
 guests=1
