@@ -26,6 +26,8 @@
 #   --report DIR      redo the outputs of an earlier results folder
 #   --rounds N        override the mode's number of rounds
 #   --pairs "A-B ..." override the device pairs (e.g. "sroce-rxe rxe-sroce")
+#   --cells "T ..."   only the mode's cells and link tests named T
+#                     (e.g. "iser_randread iser_seqread tcp")
 #   -k KERNEL         guest kernel (tools/vm/run.sh -k)
 #   -o DIR            results folder (default out/bench/MODE-DATE, and
 #                     out/bench/latest points to it)
@@ -49,7 +51,7 @@ report_dir=""
 publish=0
 out=""
 kernel=()
-usage() { sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	echo "bench: error: $*" >&2
 	exit 1
@@ -64,6 +66,7 @@ while [ $# -gt 0 ]; do
 	--report) report_dir=${2:?--report needs a folder}; shift ;;
 	--rounds) BENCH_ROUNDS_OVERRIDE=${2:?}; shift ;;
 	--pairs) BENCH_PAIRS_OVERRIDE=${2:?}; shift ;;
+	--cells) BENCH_CELLS=${2:?}; shift ;;
 	--profile-size) BENCH_PROFILE_SIZE=${2:?}; shift ;;
 	--profile-test) BENCH_PROFILE_TEST=${2:?}; shift ;;
 	--sroce-params) SROCE_PARAMS=${2?}; shift ;;
@@ -77,6 +80,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 export BENCH_ROUNDS_OVERRIDE=${BENCH_ROUNDS_OVERRIDE:-} BENCH_PAIRS_OVERRIDE=${BENCH_PAIRS_OVERRIDE:-}
+export BENCH_CELLS=${BENCH_CELLS:-}
 BENCH_PROFILE_SIZE=${BENCH_PROFILE_SIZE:-65536}
 [[ "$BENCH_PROFILE_SIZE" =~ ^[0-9]+$ ]] || die "--profile-size takes a message size in bytes"
 BENCH_PROFILE_TEST=${BENCH_PROFILE_TEST:-write_bw}
@@ -138,6 +142,7 @@ read -r load_start _ </proc/loadavg
 	echo "git $(git describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "rounds $BENCH_ROUNDS"
 	echo "pairs $BENCH_PAIRS"
+	[ -n "$BENCH_CELLS" ] && echo "cells $BENCH_CELLS"
 	echo "duration $BENCH_DUR"
 	echo "lat_iters $BENCH_LAT_ITERS"
 	echo "host_cpus $(nproc)"
@@ -202,7 +207,7 @@ rig_run() {
 	rm -rf "$out/run"
 	bash tools/vm/run.sh "${kernel[@]}" "${mem[@]}" --monitor -q -t "$limit" -o "$out/run" \
 		-e BENCH_MODE="$mode" -e BENCH_ROUNDS_OVERRIDE="$BENCH_ROUNDS_OVERRIDE" \
-		-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" \
+		-e BENCH_PAIRS_OVERRIDE="$BENCH_PAIRS_OVERRIDE" -e BENCH_CELLS="$BENCH_CELLS" \
 		-e BENCH_PROFILE_SIZE="$BENCH_PROFILE_SIZE" \
 		-e BENCH_PROFILE_TEST="$BENCH_PROFILE_TEST" -e BENCH_TRACE="$BENCH_TRACE" \
 		-e SROCE_PARAMS="${SROCE_PARAMS:-}" \

@@ -30,6 +30,8 @@ export RIG_TEST=bench
 . "$RIG_REPO/selftests/lib/perftest.sh"
 # shellcheck source=../../selftests/lib/nvmet.sh
 . "$RIG_REPO/selftests/lib/nvmet.sh"
+# shellcheck source=../../selftests/lib/iser.sh
+. "$RIG_REPO/selftests/lib/iser.sh"
 # shellcheck source=lib.sh
 . "$RIG_REPO/tools/bench/lib.sh"
 
@@ -433,23 +435,59 @@ cmrate_cell() {
 	done
 }
 
+# cell_fio TEST BS RW DEV LOG SECONDS: fio on the block device DEV (RW:
+# randread or read, BS-byte blocks, four jobs at queue depth 32, direct I/O)
+# for SECONDS, its terse line appended to LOG; returns fio's status.
+cell_fio() {
+	timeout -k 3 $(($6 + 60)) fio --name="$1" --filename="$4" --direct=1 --ioengine=libaio \
+		--rw="$3" --bs="$2" --iodepth=32 --numjobs=4 --time_based --runtime="$6" \
+		--group_reporting --output-format=terse --terse-version=3 >>"$5" 2>&1
+}
+
+# cell_fio_record TEST BS LOG RC: IOPS and bandwidth from fio's line in
+# LOG (RC: fio's status).
+cell_fio_record() {
+	local line f
+	# Terse version 3: field 7 read bandwidth (KiB/s), field 8 read IOPS.
+	line=$(grep -m 1 '^3;' "$3") && [ "$4" = 0 ] || {
+		record_fail "$1" "$2" "fio exited $4"
+		return 0
+	}
+	IFS=';' read -ra f <<<"$line"
+	is_positive "${f[7]:-}" || {
+		record_fail "$1" "$2" "no IOPS in fio's line"
+		return 0
+	}
+	record "$1" "$2" iops "${f[7]}"
+	record "$1" "$2" bw_MiBps "$(awk -v k="${f[6]}" 'BEGIN { printf "%.4g", k / 1024 }')"
+}
+
+# block_cell_begin TEST BS: a block cell's common state: LOG (its log
+# file), DUR (fio's seconds, at least 3) and RECOV (the counters before it).
+block_cell_begin() {
+	LOG=$RIG_OUT/logs/r$round.$pair.$1.$2.log
+	DUR=$((BENCH_DUR < 3 ? 3 : BENCH_DUR))
+	CPU_SAMPLE=""
+	RECOV=$(recov_snap)
+}
+
 # nvmeof_cell TEST BS RW: NVMe over Fabrics on this pair's devices: guest
 # a exports a 128 MiB RAM disk (selftests/lib/nvmet.sh), guest b connects
-# and runs fio (RW: randread or read, BS-byte blocks, four jobs at queue
-# depth 32, direct I/O) for the cell's duration; IOPS and bandwidth. The
+# and runs fio (cell_fio) for the cell's duration; IOPS and bandwidth. The
 # setup runs in subshells: a failure there fails the cell, not the run.
+# ("io-done", not "done": step_done's marker of the same step must not be
+# read before the peer wrote its link state in it.)
 nvmeof_cell() {
-	local t=$1 bs=$2 rw=$3 rc=0 line f recov dur=$((BENCH_DUR < 3 ? 3 : BENCH_DUR))
-	local log=$RIG_OUT/logs/r$round.$pair.$t.$bs.log
-	CPU_SAMPLE=""
-	recov=$(recov_snap)
+	local t=$1 bs=$2 rw=$3 rc=0 line recov dur log
+	block_cell_begin "$t" "$bs"
+	log=$LOG dur=$DUR recov=$RECOV
 	if rig_is_a; then
 		if (nvmet_target_up 128) >"$log" 2>&1; then
 			rig_signal "listen-$step"
 		else
 			rig_signal "listen-$step" fail
 		fi
-		rig_wait "done-$step" $((dur + 120)) >/dev/null || true
+		rig_wait "io-done-$step" $((dur + 120)) >/dev/null || true
 		(nvmet_target_down) >>"$log" 2>&1 || rig_log "$t: the target did not go down cleanly ($log)"
 		record_recov "$t" "$bs" "$recov"
 		return 0
@@ -457,33 +495,110 @@ nvmeof_cell() {
 	line=$(rig_wait "listen-$step" 60) || line=timeout
 	if [ -n "$line" ]; then
 		record_fail "$t" "$bs" "the NVMe-oF target did not come up"
-		rig_signal "done-$step"
+		rig_signal "io-done-$step"
 		return 0
 	fi
 	if ! (nvme_host_connect && echo "$NVME_CTRL $NVME_DEV" >"$log.dev") >"$log" 2>&1; then
 		record_fail "$t" "$bs" "nvme-rdma could not connect"
-		rig_signal "done-$step"
+		rig_signal "io-done-$step"
 		return 0
 	fi
 	read -r NVME_CTRL NVME_DEV <"$log.dev"
-	timeout -k 3 $((dur + 60)) fio --name="$t" --filename="$NVME_DEV" --direct=1 --ioengine=libaio \
-		--rw="$rw" --bs="$bs" --iodepth=32 --numjobs=4 --time_based --runtime="$dur" \
-		--group_reporting --output-format=terse --terse-version=3 >>"$log" 2>&1 || rc=$?
+	cell_fio "$t" "$bs" "$rw" "$NVME_DEV" "$log" "$dur" || rc=$?
 	echo 1 >"/sys/class/nvme/$NVME_CTRL/delete_controller" 2>/dev/null
-	rig_signal "done-$step"
+	rig_signal "io-done-$step"
 	record_recov "$t" "$bs" "$recov"
-	# Terse version 3: field 7 read bandwidth (KiB/s), field 8 read IOPS.
-	line=$(grep -m 1 '^3;' "$log") && [ "$rc" = 0 ] || {
-		record_fail "$t" "$bs" "fio exited $rc"
+	cell_fio_record "$t" "$bs" "$log" "$rc"
+}
+
+# iser_cell TEST BS RW: fio (cell_fio) over iSER on this pair's devices,
+# set up by selftests/lib/iser.sh: guest a's LIO target exports a 128 MiB
+# RAM disk, guest b logs in with open-iscsi through an iSER iface; IOPS
+# and bandwidth, as nvmeof_cell. Both ends allow 128 commands in flight
+# (the ACL's CmdSN window, the session's queue depth), as fio's four jobs
+# at depth 32 and nvme-rdma's queue of 128 do. Each half runs in a
+# subshell (the library fails with rig_fail); the cell's log gives each
+# phase's time.
+iser_cell() {
+	local t=$1 bs=$2 rw=$3 rc=0 recov t0 dur log
+	block_cell_begin "$t" "$bs"
+	log=$LOG dur=$DUR recov=$RECOV
+	if rig_is_a; then
+		t0=${EPOCHREALTIME/./}
+		if (iser_target_up 128 && echo 128 >"$ISER_TPG/acls/$ISER_IQN_I/cmdsn_depth" &&
+			echo "== CmdSN depth $(<"$ISER_TPG/acls/$ISER_IQN_I/cmdsn_depth")") >"$log" 2>&1; then
+			rig_signal "listen-$step"
+		else
+			rig_signal "listen-$step" fail
+		fi
+		echo "== target up in $(ms_since "$t0") ms" >>"$log"
+		rig_wait "io-done-$step" $((dur + 180)) >/dev/null || true
+		t0=${EPOCHREALTIME/./}
+		(iser_target_down && rig_unload brd) >>"$log" 2>&1 ||
+			rig_log "$t: the target did not go down cleanly ($log)"
+		echo "== target down in $(ms_since "$t0") ms" >>"$log"
+		record_recov "$t" "$bs" "$recov"
 		return 0
-	}
-	IFS=';' read -ra f <<<"$line"
-	is_positive "${f[7]:-}" || {
-		record_fail "$t" "$bs" "no IOPS in fio's line"
-		return 0
-	}
-	record "$t" "$bs" iops "${f[7]}"
-	record "$t" "$bs" bw_MiBps "$(awk -v k="${f[6]}" 'BEGIN { printf "%.4g", k / 1024 }')"
+	fi
+	rm -f "$log".*
+	# Appending: fio appends its own lines to the same log.
+	: >"$log"
+	(iser_host_cell "$t" "$bs" "$rw" "$log" "$dur") >>"$log" 2>&1
+	rig_signal "io-done-$step"
+	record_recov "$t" "$bs" "$recov"
+	if [ -s "$log.fio" ]; then
+		read -r rc <"$log.fio"
+		cell_fio_record "$t" "$bs" "$log" "$rc"
+	else
+		record_fail "$t" "$bs" "iSER: $(cat "$log.stage" 2>/dev/null)"
+	fi
+}
+
+# iser_host_cell TEST BS RW LOG SECONDS: guest b's half of iser_cell, in a
+# subshell: open-iscsi up, login once the target is, SECONDS of fio, logout;
+# everything undone when it ends, however it ends. LOG.stage says what
+# failed, LOG.fio holds fio's status.
+iser_host_cell() {
+	local t0 rc=0 line qd
+	t0=${EPOCHREALTIME/./}
+	# shellcheck disable=SC2034 # iser_cm_check's device
+	RIG_DEV=$DEV
+	trap iser_host_cleanup EXIT
+	echo "open-iscsi did not start" >"$4.stage"
+	iser_host_up $(($5 + 300))
+	# The node record below takes iscsid.conf's values.
+	sed -i -e 's/^\(node.session.cmds_max\) *=.*/\1 = 128/' \
+		-e 's/^\(node.session.queue_depth\) *=.*/\1 = 128/' /etc/iscsi/iscsid.conf
+	echo "== iscsid up in $(ms_since "$t0") ms"
+	echo "the target did not come up" >"$4.stage"
+	line=$(rig_wait "listen-$step" 120) || line=timeout
+	[ -z "$line" ] || rig_fail "the target did not come up ($line)"
+	t0=${EPOCHREALTIME/./}
+	echo "the login failed" >"$4.stage"
+	# The target's node record made here, not by SendTargets discovery
+	# (selftests/iser.sh tests that): a discovery that timed out once
+	# (sroce target, rxe initiator, a loaded host) left iscsiadm dead and
+	# its discovery session behind, holding ib_iser and ib_isert for
+	# the cells after it.
+	rig_run 10 iscsiadm "${ISER_NODE[@]}" -o new >/dev/null || rig_fail "cannot create the node record"
+	iser_login
+	read -r qd <"/sys/block/$ISER_DISK/device/queue_depth"
+	echo "== login in $(ms_since "$t0") ms: /dev/$ISER_DISK, queue depth $qd"
+	echo "fio did not run" >"$4.stage"
+	t0=${EPOCHREALTIME/./}
+	cell_fio "$1" "$2" "$3" "/dev/$ISER_DISK" "$4" "$5" || rc=$?
+	echo "$rc" >"$4.fio"
+	echo "== fio in $(ms_since "$t0") ms"
+	t0=${EPOCHREALTIME/./}
+	iser_logout
+	iser_host_cleanup
+	trap - EXIT
+	echo "== logout and cleanup in $(ms_since "$t0") ms"
+}
+
+# ms_since T0: milliseconds since T0 (an EPOCHREALTIME without its dot).
+ms_since() {
+	echo $(((${EPOCHREALTIME/./} - $1) / 1000))
 }
 
 # udp_lat_cell TEST: UDP ping-pong (sroce-udp-lat), the link's latency;
@@ -672,6 +787,7 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	for pair in $(bench_pairs_of_round "$round"); do
 		switched=0
 		while read -r t size tool args <&3; do
+			[ -n "$t" ] || continue # no cell of this mode is left (bench.sh --cells)
 			step=$((step + 1))
 			[ "$step" -lt "$BENCH_FROM" ] && continue
 			if [ "$switched" = 0 ]; then
@@ -688,6 +804,7 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 			sroce-manyqp-reg) reg_cell "$t" "$size" ;;
 			sroce-cmrate) cmrate_cell "$t" "$size" "$args" ;;
 			sroce-nvmeof) nvmeof_cell "$t" "$size" "$args" ;;
+			sroce-iser) iser_cell "$t" "$size" "$args" ;;
 			*)
 				# shellcheck disable=SC2086 # args is a list of words
 				perftest_cell "$t" "$size" "$tool" $args

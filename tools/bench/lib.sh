@@ -25,7 +25,11 @@
 #                    sroce-cmrate: "cm_setup N sroce-cmrate PARALLEL" (N
 #                    rdma_cm connections, PARALLEL at a time); TOOL
 #                    sroce-nvmeof: "nvme_randread BS sroce-nvmeof RW" (fio
-#                    over NVMe-oF, BS-byte blocks, fio's --rw RW)
+#                    over NVMe-oF, BS-byte blocks, fio's --rw RW); TOOL
+#                    sroce-iser: "iser_randread BS sroce-iser RW" (the same
+#                    over iSER)
+# BENCH_CELLS (bench.sh --cells), when set, keeps only the cells and link
+# tests it names ("iser_randread iser_seqread").
 # bench_pairs_of_round R prints round R's pairs, rotated so that the order of
 # the implementations alternates from round to round; bench_steps prints the
 # number of steps (one per perftest or iperf3 run).
@@ -122,10 +126,15 @@ bench_plan_init() {
 		# The block stack: NVMe over Fabrics under fio.
 		BENCH_TESTS+="nvme_randread 4096 sroce-nvmeof randread"$'\n'
 		BENCH_TESTS+="nvme_seqread 1048576 sroce-nvmeof read"$'\n'
+		# The same through iSCSI over RDMA: LIO's ib_isert, open-iscsi's ib_iser.
+		BENCH_TESTS+="iser_randread 4096 sroce-iser randread"$'\n'
+		BENCH_TESTS+="iser_seqread 1048576 sroce-iser read"$'\n'
 		;;
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
 		BENCH_TESTS+="nvme_randread 4096 sroce-nvmeof randread"$'\n'
+		# (No iSER cell: targetcli's set-up and teardown, about 25 s a
+		# pair, would nearly double the smoke run.)
 		;;
 	profile)
 		case "${BENCH_PROFILE_TEST:-write_bw}" in
@@ -136,6 +145,23 @@ bench_plan_init() {
 		;;
 	esac
 	BENCH_TESTS=${BENCH_TESTS%$'\n'}
+	[ -z "${BENCH_CELLS:-}" ] || bench_plan_filter
+}
+
+# bench_plan_filter: only the cells and link tests named in BENCH_CELLS.
+bench_plan_filter() {
+	local line keep="" link="" t
+	while read -r line; do
+		[ -n "$line" ] && [[ " $BENCH_CELLS " == *" ${line%% *} "* ]] && keep+="$line"$'\n'
+	done <<<"$BENCH_TESTS"
+	for t in $BENCH_LINK; do
+		[[ " $BENCH_CELLS " == *" $t "* ]] && link+=" $t"
+	done
+	BENCH_TESTS=${keep%$'\n'}
+	BENCH_LINK=${link# }
+	[ -n "$BENCH_TESTS$BENCH_LINK" ] && return 0
+	echo "bench: none of the cells '$BENCH_CELLS' is in the $BENCH_MODE plan" >&2
+	return 1
 }
 
 bench_pairs_of_round() {

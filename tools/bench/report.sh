@@ -218,6 +218,8 @@ function label(t, s, m) {
 	name = (t == "cm_lat" ? "send_lat -R (rdma_cm)" : t)
 	if (t == "nvme_randread") name = "NVMe-oF fio randread"
 	if (t == "nvme_seqread") name = "NVMe-oF fio read"
+	if (t == "iser_randread") name = "iSER fio randread"
+	if (t == "iser_seqread") name = "iSER fio read"
 	if (s > 0) {
 		if (s >= 1048576) name = name " " s / 1048576 " MiB"
 		else if (s >= 1024) name = name " " s / 1024 " KiB"
@@ -240,8 +242,8 @@ function label(t, s, m) {
 function wanted(t, s, m) {
 	if (t == "tcp" || t == "udp" || t ~ /^udp_lat/) return 0
 	if (t == "scale_write" || t == "reg_mr" || t == "cm_setup") return 0
-	if (t == "nvme_randread") return m == "iops"
-	if (t == "nvme_seqread") return m == "bw_MiBps"
+	if (t == "nvme_randread" || t == "iser_randread") return m == "iops"
+	if (t == "nvme_seqread" || t == "iser_seqread") return m == "bw_MiBps"
 	if (m == "bw_MiBps" || m ~ /_us$/) return 1
 	if (m == "rate_kmsgps") return s <= 4096
 	if (m ~ /^(cpu|ksys)_/) return t == "write_bw" && s == 65536
@@ -249,7 +251,7 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat nvme_randread nvme_seqread tcp udp udp_lat udp_lat_pair", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat nvme_randread nvme_seqread iser_randread iser_seqread tcp udp udp_lat udp_lat_pair", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
 	nmo = split("bw_MiBps iops rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
@@ -317,11 +319,7 @@ END {
 			print row
 		}
 	}
-	print ""
-	print "The link itself (iperf3 and a UDP ping-pong, sroce-udp-lat, between the same guests):"
-	print ""
-	print "| cell | unit | link |"
-	print "| --- | --- | ---: |"
+	lrows = ""
 	for (o = 1; o <= nk; o++) {
 		k = ord[o]
 		split(k, f, SUBSEP)
@@ -333,7 +331,16 @@ END {
 		lbl = lb (m == "bw_MiBps" ? " bandwidth" : m == "loss_pct" ? " loss" : \
 			m == "typical_us" ? " latency typical" : m == "p99_us" ? " latency p99" : \
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
-		print "| " lbl " | " unit[k] " | " cell("link", k) " |"
+		lrows = lrows "| " lbl " | " unit[k] " | " cell("link", k) " |\n"
+	}
+	# (No link tests in a run of some cells only: bench.sh --cells.)
+	if (lrows != "") {
+		print ""
+		print "The link itself (iperf3 and a UDP ping-pong, sroce-udp-lat, between the same guests):"
+		print ""
+		print "| cell | unit | link |"
+		print "| --- | --- | ---: |"
+		printf "%s", lrows
 	}
 	# The 2-byte ping-pongs against the floor of the packets they need:
 	# ib_send_lat and ib_write_lat signal every request and wait for its
@@ -543,6 +550,13 @@ done
 	echo "set title 'bandwidth against message size (ib_write_bw, ib_read_bw, ib_send_bw)'"
 	if [ ${#plots[@]} -gt 0 ]; then
 		(IFS=,; echo "plot ${plots[*]}")
+	else
+		# An empty panel (bench.sh --cells), so the next one stays right.
+		echo "unset logscale"
+		echo "set label 1 'no bandwidth tests in this run' at graph 0.3, graph 0.5"
+		echo "plot [0:1] [0:1] -1 notitle"
+		echo "unset label 1"
+		echo "set logscale y 10"
 	fi
 	echo "unset logscale x"
 	echo "set xtics auto"
@@ -557,8 +571,9 @@ done
 	if [ -s "$lat" ]; then
 		(IFS=,; echo "plot ${latplots[*]}")
 	else
+		echo "unset logscale"
 		echo "set label 'no latency tests in this run' at graph 0.3, graph 0.5"
-		echo "plot NaN notitle"
+		echo "plot [0:1] [0:1] -1 notitle"
 	fi
 	echo "unset multiplot"
 } >"$pd/bench.gp"
