@@ -93,6 +93,16 @@ TESTS_STOCK="tcp_bw.sh write_bw.sh read_bw.sh send_lat.sh atomic_bw.sh perf_matr
 	sroce_ctrl_vs_rxe.sh domains.sh nvmeof_fio.sh nvmeof_teardown.sh nvmeof_ctrl.sh srp.sh iser.sh
 	srp_teardown.sh iser_teardown.sh"
 TESTS_CROSS="rc_integrity.sh rc_flush.sh"
+# On the debug kernel the tests that need only one guest (their rig_suites
+# line names the one-guest suite "sroce") run in two one-guest rigs side by
+# side, then the two-guest tests in a pair: a one-guest test in the pair
+# keeps one of CI's two cores busy while the other guest idles (they took
+# 1220 s of the debug run's 2513 s at 26678d9, one after the other). The
+# tests here go to the second one-guest rig, every other one to the
+# first: about half of that time each.
+TESTS_SOLO2="sroce_ctrl_netns.sh sroce_ctrl_removal.sh sroce_ctrl_link.sh
+	sroce_ctrl_objects.sh sroce_ctrl_two_devs.sh sroce_ctrl_rename.sh
+	sroce_ctrl_port.sh sroce_ctrl_devinfo.sh sroce_ctrl_invalid.sh"
 
 guests=1
 rig=1
@@ -385,7 +395,7 @@ fi
 # guest_suite LABEL NEEDS [SUITE.SH ARGS...] SUITE: one boot of a guest pair,
 # reported as LABEL; NEEDS is 0 when the sroce.ko it needs was not built.
 guest_suite() {
-	local label=$1 built=$2 log rc verdict
+	local label=$1 built=$2
 	shift 2
 	step "guests: $label"
 	t=$EPOCHSECONDS
@@ -394,9 +404,41 @@ guest_suite() {
 		case_result "suite $label" skip
 		return
 	fi
-	log=$logs/suite-$label.log
-	bash tools/vm/suite.sh "$@" >"$log" 2>&1
-	rc=$?
+	bash tools/vm/suite.sh "$@" >"$logs/suite-$label.log" 2>&1
+	suite_result "$label" $?
+}
+
+# guest_suites_parallel NEEDS "LABEL|SUITE.SH ARGS..." ...: several boots at
+# once (word-split arguments: no spaces inside one), reported one after
+# the other when all have ended.
+guest_suites_parallel() {
+	local built=$1 spec label pids=() labels=() i t0=$EPOCHSECONDS
+	shift
+	for spec in "$@"; do
+		label=${spec%%|*}
+		labels+=("$label")
+		if [ "$built" = 1 ]; then
+			# shellcheck disable=SC2086 # the arguments, word-split
+			bash tools/vm/suite.sh ${spec#*|} >"$logs/suite-$label.log" 2>&1 &
+			pids+=($!)
+		fi
+	done
+	for i in "${!labels[@]}"; do
+		step "guests: ${labels[i]}"
+		t=$t0
+		if [ "$built" != 1 ]; then
+			echo "SKIP (sroce.ko was not built)"
+			case_result "suite ${labels[i]}" skip
+			continue
+		fi
+		wait "${pids[i]}"
+		suite_result "${labels[i]}" $?
+	done
+}
+
+# suite_result LABEL RC: count and print the results of a suite's log.
+suite_result() {
+	local label=$1 rc=$2 log=$logs/suite-$1.log verdict
 	sed -n '/^--- suite /,$p' "$log" | tail -n +2 >"$logs/suite-$label.ktap"
 	count_ktap "$label" "$logs/suite-$label.ktap"
 	verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
@@ -409,6 +451,14 @@ guest_suite() {
 	echo "     $verdict"
 	grep -E '^rig: guest .: userspace .*guest uptime' "$log" | sed 's/^/     /'
 	[ "$rc" = 0 ] || show_failures "$logs/suite-$label.ktap"
+}
+
+# one_guest_test SCRIPT: true when the test's top-level rig_suites line names
+# the one-guest suite "sroce" (the runner reads the same line).
+one_guest_test() {
+	local line
+	line=$(grep -m 1 '^rig_suites ' "$1") || return 1
+	[[ " ${line#rig_suites } " == *" sroce "* ]]
 }
 
 if [ "$guests" = 1 ]; then
@@ -467,13 +517,25 @@ if [ "$guests" = 1 ]; then
 		# transfers that only have to outlast a check (counters.sh,
 		# debugfs_faults.sh) are 10 times shorter.
 		debug_tests=$(make -s --no-print-directory -C selftests list_tests |
-			grep -vxF -f <(tr ' \t' '\n\n' <<<"$TESTS_SMP $TESTS_STOCK" | grep .) |
-			tr '\n' ' ')
-		guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug \
-			-e SROCE_CTRL_LINK_LOOPS=2 \
-			-e SROCE_CTRL_RMMOD_LOOPS=2 -e SROCE_CTRL_OBJECT_LOOPS=3 \
-			-e SROCE_LONG_ITERS=2000 \
-			--tests "$debug_tests" sroce-sroce
+			grep -vxF -f <(tr ' \t' '\n\n' <<<"$TESTS_SMP $TESTS_STOCK" | grep .))
+		solo1="" solo2="" pair=""
+		for tt in $debug_tests; do
+			if ! one_guest_test "selftests/$tt"; then
+				pair+="$tt "
+			elif [[ " ${TESTS_SOLO2//[$'\t\n']/ } " == *" $tt "* ]]; then
+				solo2+="$tt,"
+			else
+				solo1+="$tt,"
+			fi
+		done
+		dbg_env="-e SROCE_CTRL_LINK_LOOPS=2 -e SROCE_CTRL_RMMOD_LOOPS=2
+			-e SROCE_CTRL_OBJECT_LOOPS=3 -e SROCE_LONG_ITERS=2000"
+		guest_suites_parallel "$moduledbg_built" \
+			"sroce-debug-1|-k debug $dbg_env --tests ${solo1%,} sroce" \
+			"sroce-debug-2|-k debug $dbg_env --tests ${solo2%,} sroce"
+		# shellcheck disable=SC2086 # dbg_env: options, word-split
+		guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug $dbg_env \
+			--tests "$pair" sroce-sroce
 		guest_suite "sroce-sroce-debug-smp2" "$moduledbg_built" -k debug --smp 2 \
 			--tests "$TESTS_SMP" sroce-sroce
 	fi

@@ -15,7 +15,7 @@
 #   -o, --out DIR        run folder (default: a new out/vm/suites/SUITE/<time>-<pid>)
 #   -t, --timeout SEC    whole-run limit (default: the sum of the tests'
 #                        time limits, plus boot)
-#       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS)
+#       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS; or A.sh,B.sh)
 #   -e NAME=VALUE        more environment for the guests
 #       --timeout-scale P  every test's time limit times P percent (default
 #                        100; 300 on a debug kernel, -k debug or -k kcsan)
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--kernel-b) pass+=(--kernel-b "${2:?}"); kernels+=("$2"); shift ;;
 	-o | --out) out=${2:?}; shift ;;
 	-t | --timeout) timeout=${2:?}; shift ;;
-	--tests) tests=${2?}; shift ;;
+	--tests) tests=${2//,/ }; shift ;;
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
 	--timeout-scale) scale=${2:?}; shift ;;
 	--smp) pass+=(--smp "${2:?}"); shift ;;
