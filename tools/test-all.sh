@@ -54,7 +54,7 @@ KERNEL_612=6.12
 # The 6.12 list: the tests of code that differs between the kernels (the
 # core's API: links, objects, invalid verbs, memcg accounting, rdma_cm,
 # rdma-core's suite, RDMA FLUSH, namespaces, bonds and VLANs, restrack's
-# SRQ hook, NVMe-oF's host and target under load and teardown) and the
+# SRQ hook, NVMe-oF's host and target under load, teardown and resets) and the
 # timers (tail probe, delayed ACK). What the kernels
 # share (counters, tracepoints, debugfs, message sizes, loss recovery)
 # runs on 6.1. Namespaces: sroce_ctrl_netns and its exclusive mode take
@@ -63,7 +63,7 @@ TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.s
 	sroce_ctrl_link.sh sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh rdma_core_suite.sh
 	rc_tail_loss.sh rc_ack_delay.sh sroce_ctrl_netns.sh sroce_ctrl_netns_exclusive.sh
 	sroce_ctrl_bond.sh vlan.sh res_details.sh device_memory.sh odp.sh xrc.sh
-	nvmeof_fio.sh nvmeof_teardown.sh"
+	nvmeof_fio.sh nvmeof_teardown.sh nvmeof_ctrl.sh"
 # Against rxe on 6.12: RDMA FLUSH (rxe has it from 6.2 on) and the basic
 # RC exchange. VLANs and namespaces against rxe run on 6.1 (sroce-rxe);
 # sroce's own 6.12 code for them runs in TESTS_612.
