@@ -48,30 +48,24 @@ static const char *sroce_dbg_qp_type(enum ib_qp_type t)
 }
 
 /*
- * The QP with the lowest number >= *pos, with a reference, and *pos set to
- * its number; NULL past the last. As sroce_qp_get(): a QP being destroyed
- * (no reference left to take) is skipped.
+ * The QP with the lowest number >= *pos, with a reference
+ * (sroce_qp_get(): a QP being destroyed is skipped), and *pos set to its
+ * number; NULL past the last.
  */
 static struct sroce_qp *sroce_dbg_qps_find(struct sroce_dev *sdev,
 					   loff_t *pos)
 {
 	unsigned long idx = *pos;
-	struct sroce_qp *qp;
+	struct sroce_qp *qp = NULL;
 
-	if (*pos > U32_MAX)
-		return NULL;
-	rcu_read_lock();
-	for (;;) {
-		qp = xa_find(&sdev->qp_xa, &idx, U32_MAX, XA_PRESENT);
-		if (!qp || refcount_inc_not_zero(&qp->refs))
+	/* xa_find() only names the next number; the QP is taken by it. */
+	while (idx <= U32_MAX &&
+	       xa_find(&sdev->qp_xa, &idx, U32_MAX, XA_PRESENT)) {
+		qp = sroce_qp_get(sdev, idx);
+		if (qp)
 			break;
-		if (idx == U32_MAX) {
-			qp = NULL;
-			break;
-		}
 		idx++;
 	}
-	rcu_read_unlock();
 	*pos = qp ? idx : (loff_t)U32_MAX + 1;
 	return qp;
 }
