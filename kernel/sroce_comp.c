@@ -271,6 +271,7 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 		return;
 	qp->comp.psn = next_psn;
 	qp->comp.implied_nak = false;
+	qp->comp.stale_answers = false;
 	qp->comp.tlp_sent = 0;
 	if (qp->comp.rtt_hold &&
 	    sroce_psn_diff(next_psn, qp->comp.rtt_hold_psn) >= 0)
@@ -480,8 +481,14 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sroce_pktbuf pb = { .skb = skb, .off = pkt->payload_off };
 	struct sroce_swqe *s = sroce_comp_answered(qp, pkt, SROCE_SWQE_READ);
 
-	if (!s)
+	if (!s) {
+		/* Only while a READ response is what the oldest WQE awaits. */
+		if (sroce_comp_outstanding(qp) &&
+		    sroce_comp_answer_kind(sroce_swqe_get(qp, qp->sq.idx)) ==
+		    SROCE_SWQE_READ)
+			qp->comp.stale_answers = true;
 		return;
+	}
 	if (s->kind == SROCE_SWQE_ATOMIC) {
 		/* ATOMIC WRITE, FLUSH: one empty READ response ONLY. */
 		if (pkt->payload_len || (flags & SROCE_OPF_ONLY) != SROCE_OPF_ONLY) {
@@ -674,6 +681,22 @@ static void sroce_comp_rto_fire(struct timer_list *t)
 		sroce_comp_rto_arm(qp);
 		goto out;
 	}
+	/*
+	 * READ responses kept coming, none of them the one awaited: the
+	 * rest of a long READ's stream after one of its responses was lost
+	 * or dropped for an ODP fault, which the responder goes on sending
+	 * after the request was sent again. The responder is alive and no
+	 * resend brings the answer sooner, so no retry is spent: on a slow
+	 * guest the requester took longer than the whole retry count to
+	 * take in such a stream (a 16 MiB READ into untouched ODP memory on
+	 * the debug kernel, odp.sh: 8 timeouts in 1.4 s while the responses
+	 * past the miss kept coming). A stream ends, so this ends.
+	 */
+	if (qp->comp.stale_answers) {
+		qp->comp.stale_answers = false;
+		sroce_comp_rto_arm(qp);
+		goto out;
+	}
 	sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
 	trace_sroce_timeout(qp->ibqp.qp_num, qp->comp.psn, qp->comp.retry_left,
 			    false);
@@ -724,7 +747,24 @@ static bool sroce_comp_tail_waiting(struct sroce_qp *qp)
  */
 static unsigned long sroce_comp_pto_jiffies(struct sroce_qp *qp)
 {
-	return nsecs_to_jiffies(sroce_comp_pto(qp)) + 1;
+	unsigned long j = nsecs_to_jiffies(sroce_comp_pto(qp)) + 1;
+	long rto_left;
+
+	/*
+	 * Never after the ACK timeout, as TCP's loss probe (Linux's
+	 * tcp_schedule_loss_probe() caps it at the RTO): on a path whose
+	 * round trip is above half the timeout, twice the round trip is
+	 * later than the timeout, and every lost tail cost a timeout and a
+	 * retry (rc_tail_loss_slow.sh: 20 ms each way against 67 ms). The
+	 * probe then comes a jiffy before the timeout and restarts it
+	 * (sroce_comp_tlp_fire()).
+	 */
+	if (timer_pending(&qp->comp.rto)) {
+		rto_left = (long)(qp->comp.rto.expires - jiffies) - 1;
+		if (rto_left > 0 && j > rto_left)
+			j = rto_left;
+	}
+	return j;
 }
 
 /*
@@ -743,6 +783,17 @@ void sroce_comp_stopped(struct sroce_qp *qp)
 		return;
 	qp->comp.stop_pkts = qp->req.pkts;
 	qp->comp.stop_psn_max = qp->req.psn_max;
+	/*
+	 * What went out is under the local ACK timeout, also the packets of
+	 * a WQE that is not all sent yet (the window or a fence holds the
+	 * rest), which sroce_comp_sent() does not see: with only those out
+	 * and every answer lost, nothing else brings the QP back once its
+	 * tail probes are spent or before it has a round trip to probe with
+	 * (rc_window_timeout.sh; an RNR wait has its own timer).
+	 */
+	if (sroce_comp_outstanding(qp) && !qp->comp.rnr_wait &&
+	    !timer_pending(&qp->comp.rto))
+		sroce_comp_rto_arm(qp);
 	if (!sroce_comp_tail_waiting(qp))
 		return;
 	if (fresh && !qp->comp.rtt_timing)
@@ -801,6 +852,15 @@ static void sroce_comp_tlp_fire(struct timer_list *t)
 	qp->comp.tlp_sent++;
 	sroce_qp_count(qp, SROCE_CNT_TAIL_PROBES, 1);
 	sroce_comp_rtt_start(qp);
+	/*
+	 * The probe's answer is awaited a whole timeout, as TCP restarts its
+	 * RTO after a probe: a probe capped at the timeout's edge would
+	 * otherwise always lose the race. A stall gets at most SROCE_TLP_MAX
+	 * probes, so a peer that is gone is still found: the retries count
+	 * down from the first timeout, SROCE_TLP_MAX timeouts later at most.
+	 */
+	if (timer_pending(&qp->comp.rto))
+		sroce_comp_rto_arm(qp);
 out:
 	wake = sroce_comp_woke(qp);
 	spin_unlock_bh(&qp->sq_lock);

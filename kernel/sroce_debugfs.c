@@ -6,7 +6,8 @@
  *                 ended by an empty line: its attributes and where
  *                 its requester, completer and responder stand (the fields
  *                 of rdma resource show -dd, sroce_qp_details())
- *   fault/        fault injection for tests, every Nth packet (0: off):
+ *   fault/        fault injection for tests, one packet in N at random
+ *                 (0: off):
  *                 rx_drop, rx_dup (received), tx_drop (to send),
  *                 alloc_fail (a packet buffer not given); counted as
  *                 faults_injected; ack_delay_ms: an RC ACK that would

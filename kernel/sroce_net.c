@@ -141,8 +141,7 @@ struct sk_buff *sroce_skb_alloc(struct sroce_dev *sdev, u32 ib_len)
 	struct sk_buff *skb = NULL;
 	void *buf;
 
-	if (sroce_fault_hit(&sdev->fault.alloc_fail,
-			    &sdev->fault.alloc_fail_n)) {
+	if (sroce_fault_hit(&sdev->fault.alloc_fail)) {
 		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
 		return NULL;
 	}
@@ -575,7 +574,7 @@ static void sroce_fault_tx(struct sroce_qp *qp, struct sk_buff_head *list)
 	struct sk_buff *skb, *tmp;
 
 	skb_queue_walk_safe(list, skb, tmp) {
-		if (!sroce_fault_hit(&f->tx_drop, &f->tx_drop_n))
+		if (!sroce_fault_hit(&f->tx_drop))
 			continue;
 		__skb_unlink(skb, list);
 		kfree_skb(skb);

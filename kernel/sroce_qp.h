@@ -84,6 +84,7 @@ struct sroce_comp {
 	bool rnr_wait;
 	bool implied_nak;	/* rewound for a lost READ/atomic response */
 	bool odp_resend;	/* an answer dropped for an ODP fault */
+	bool stale_answers;	/* answers came that moved nothing */
 	bool probe;		/* after an ACK timeout: one packet, then wait */
 	u32 probe_end;		/* req.psn_max at the timeout */
 	bool wake_req;		/* an answer unblocked the requester */

@@ -280,6 +280,7 @@ static void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->comp.probe = false;
 	qp->comp.implied_nak = false;
 	qp->comp.odp_resend = false;
+	qp->comp.stale_answers = false;
 	qp->comp.tlp_sent = 0;
 	qp->comp.rtt_timing = false;
 	qp->comp.rtt_hold = false;

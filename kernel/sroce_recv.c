@@ -246,12 +246,12 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	struct sk_buff *dup;
 
-	if (sroce_fault_hit(&sdev->fault.rx_drop, &sdev->fault.rx_drop_n)) {
+	if (sroce_fault_hit(&sdev->fault.rx_drop)) {
 		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
 		kfree_skb(skb);
 		return;
 	}
-	if (sroce_fault_hit(&sdev->fault.rx_dup, &sdev->fault.rx_dup_n)) {
+	if (sroce_fault_hit(&sdev->fault.rx_dup)) {
 		/* A copy: the receive path may write the headers it checks. */
 		dup = skb_copy(skb, GFP_ATOMIC);
 		if (dup) {
