@@ -4,7 +4,7 @@
 #
 #   make              build sroce.ko (against KDIR), the provider and the host tests
 #   make demo         the main job: build, boot two guests, run RDMA traffic, print results
-#   make bench        sroce against rxe and the link, with a plot (bench-quick: < 5 min)
+#   make bench        sroce against rxe and the link, with a plot (bench-quick: fewer sizes, two rounds)
 #   make test         every test: host unit tests, lint, guest suites (what .ci/run runs)
 #   make lint         checkpatch --strict, sparse (C=2), W=1, clang-format
 #   make install      module + provider + /etc/libibverbs.d/sroce.driver + sroce(7)

@@ -3,32 +3,40 @@
 #
 # sroce's debugfs (/sys/kernel/debug/sroce/DEV/) and its fault knobs, on
 # guest a of the sroce-sroce pair (b is the peer of each transfer).
-#   qps: while ibv_rc_pingpong -c runs (a serves, 20000 x 4096 B;
-#     SROCE_LONG_ITERS, 2000 on the debug kernel),
+#   qps: while ibv_rc_pingpong -c runs (a serves, 5000 x 4096 B;
+#     SROCE_LONG_ITERS, 2000 on the debug kernel; 20000 took 108 s of
+#     its 120 s limit on stock 6.1, with the reader loop below beside it
+#     on a's one CPU, and ran over on 6.12 with a guest beside it),
 #     the server QP's block of the listing names its type, state RTS, the
 #     peer's QP number, path MTU and PSNs; the listing is
 #     read in a loop while the QP is destroyed (a reader must not see a
 #     freed QP: the debug kernel's KASAN would), and the QP's block is
 #     gone afterwards.
-#   fault/tx_drop 20, rx_dup 7, rx_drop 13 in turn, each under a transfer
-#     of 300 x 4096 B each way (path MTU 1024, data checked): every
-#     transfer completes intact; faults_injected grows by at least the
-#     packets the knob picks, and the recovery shows where it should:
-#     retransmits (tx_drop), duplicates (rx_dup), seq_naks_sent (rx_drop).
-#     Then alloc_fail 10 on a under sroce-integrity run (path MTU 1024,
-#     every RC opcode, both guests requesting in turn, every byte and
-#     status checked): every 10th packet buffer of a is refused (requests,
-#     ACKs, READ responses), faults_injected grows by at least a's packets
-#     sent / 10 - 1, and the run passes. Without the requester's retry
+#   fault/tx_drop 20, rx_dup 7, rx_drop 13 on a in turn, each under a
+#     sroce-integrity run (path MTU 1024, every RC opcode, both guests
+#     requesting in turn, every byte and status checked): every run
+#     passes; faults_injected grows by at least half the packets the
+#     knob saw / EVERY (it picks one in EVERY at random: some 3 standard
+#     deviations below the mean here), and the recovery shows where it
+#     should: retransmits (tx_drop), duplicates (rx_dup), seq_naks_sent
+#     (rx_drop).
+#     Then alloc_fail 10 on a under the same kind of run: one packet
+#     buffer of a in 10 is refused (requests, ACKs, READ responses),
+#     faults_injected grows by at least a's packets sent / 20, and the
+#     run passes. Without the requester's retry
 #     timer (sroce_comp_nomem()) a QP whose first packet of a message found
 #     no buffer had nothing in flight and waited for ever.
 #     Then ack_delay_ms 20 on a under the same run: a's RC ACKs that
 #     would leave alone wait up to 20 ms; faults_injected grows by at
 #     least 10, acks_delayed at least as much, ack_delays_expired grows,
 #     and the run passes.
-#     (sroce-integrity, not ibv_rc_pingpong: the last receiver of a
-#     pingpong exits as soon as it has its data, and the peer's
-#     retransmission of a request whose ACK was refused then finds no QP.)
+#     (sroce-integrity, not ibv_rc_pingpong: a pingpong side exits as
+#     soon as its own work completed, so when the last ACK to its peer is
+#     lost (dropped, or its buffer refused), the peer's retransmission
+#     finds no QP and fails with "transport retry counter exceeded". CI
+#     saw that once with rx_drop 13 on the debug kernel; rx_drop 2, when
+#     the knobs picked every Nth packet, on a fresh device and a
+#     one-message pingpong showed it every time.)
 # timeout: 300
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
@@ -40,7 +48,7 @@ rig_suites sroce-sroce
 
 rig_require_peer
 # Messages of the transfer that must outlast reading its QP's file.
-LONG=${SROCE_LONG_ITERS:-20000}
+LONG=${SROCE_LONG_ITERS:-5000}
 [ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs where both guests are sroce"
 rig_require_cmd ibv_rc_pingpong rdma
 [ -x "$INTEG_BIN" ] || rig_skip "no $INTEG_BIN (cmake --build build)"
@@ -72,7 +80,10 @@ trap cleanup EXIT
 pp_bg_start qpfile 4096 "$LONG"
 if rig_is_a; then
 	line=""
-	end=$((EPOCHSECONDS + 20))
+	# 20 s, scaled for a slow kernel (60 s on the debug kernel): beside
+	# other guests on a host that lost CPU to its hypervisor, the debug
+	# kernel's pingpong was not in RTS after 20 s.
+	end=$((EPOCHSECONDS + $(rig_limit 20)))
 	until [ -n "$line" ]; do
 		line=$(rdma resource show qp link "$RIG_DEV/1" | grep 'comm ibv_rc_pingpong' | grep 'state RTS')
 		[ "$EPOCHSECONDS" -lt "$end" ] || rig_fail "qpfile: no RTS QP of ibv_rc_pingpong"
@@ -107,27 +118,36 @@ if rig_is_a; then
 fi
 
 # --- the fault knobs -------------------------------------------------------
-# fault KNOB EVERY COUNTER: a transfer with KNOB set on a; COUNTER must grow.
+# fault KNOB EVERY COUNTER PACKETS PORT: a sroce-integrity run with KNOB set
+# on a; COUNTER must grow, and faults_injected by at least half the packets
+# the knob saw / EVERY (one in EVERY, at random). PACKETS says which
+# packets it sees: rx_drop's never reach rx_packets, rx_dup's are counted
+# twice there, tx_drop's never reach tx_packets.
 fault() {
-	local knob=$1 every=$2 counter=$3 f0 c0 df dc
+	local knob=$1 every=$2 counter=$3 packets=$4 port=$5 f0 c0 p0 df dc dp seen
 	if rig_is_a; then
-		f0=$(cnt faults_injected) c0=$(cnt "$counter")
+		f0=$(cnt faults_injected) c0=$(cnt "$counter") p0=$(cnt "$packets")
 		echo "$every" >"$dbg/fault/$knob" || rig_fail "cannot set $knob"
 	fi
-	pp_bg_start "$knob" 4096 300
-	pp_bg_wait "$knob" 4096 300
+	integ_pair "$knob" 120 4 "$port" run --mtu 1024 --rounds 24
 	rig_is_a || return 0
 	echo 0 >"$dbg/fault/$knob"
 	df=$(($(cnt faults_injected) - f0)) dc=$(($(cnt "$counter") - c0))
-	rig_log "$knob $every: faults_injected +$df, $counter +$dc, every byte checked"
-	# At least 1200 data packets cross each way: the knob picks 1 in EVERY.
-	[ "$df" -ge $((1200 / every)) ] || rig_fail "$knob: faults_injected +$df, want >= $((1200 / every))"
+	dp=$(($(cnt "$packets") - p0))
+	case $knob in
+	rx_dup) seen=$((dp - df)) ;;
+	*) seen=$((dp + df)) ;;
+	esac
+	rig_log "$knob $every: faults_injected +$df of $seen packets, $counter +$dc, every byte checked"
+	[ "$seen" -ge 200 ] || rig_fail "$knob: only $seen packets"
+	[ "$df" -ge $((seen / every / 2)) ] ||
+		rig_fail "$knob: faults_injected +$df, want >= $seen / $every / 2"
 	[ "$dc" -gt 0 ] || rig_fail "$knob: $counter did not grow"
 }
-fault tx_drop 20 retransmits
-fault rx_dup 7 duplicates
-fault rx_drop 13 seq_naks_sent
-# Every 10th packet buffer refused: a requester whose first packet of a
+fault tx_drop 20 retransmits tx_packets 18890
+fault rx_dup 7 duplicates rx_packets 18891
+fault rx_drop 13 seq_naks_sent rx_packets 18892
+# One packet buffer in 10 refused: a requester whose first packet of a
 # message finds no buffer has nothing in flight, so no ACK timer to come
 # back on; at path MTU 1024 most messages are one packet or a few.
 if rig_is_a; then
@@ -139,8 +159,8 @@ if rig_is_a; then
 	echo 0 >"$dbg/fault/alloc_fail"
 	df=$(($(cnt faults_injected) - f0)) dp=$(($(cnt tx_packets) - p0))
 	rig_log "alloc_fail 10: faults_injected +$df, $dp packets sent"
-	[ "$df" -ge $((dp / 10 - 1)) ] ||
-		rig_fail "alloc_fail: faults_injected +$df, want >= $dp / 10 - 1"
+	[ "$df" -ge $((dp / 20)) ] ||
+		rig_fail "alloc_fail: faults_injected +$df, want >= $dp / 20"
 	[ "$dp" -ge 100 ] || rig_fail "alloc_fail: only $dp packets sent"
 fi
 

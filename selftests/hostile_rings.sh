@@ -13,8 +13,9 @@
 # already fetched is refused the same way, and no slot past it is ever sent
 # or completed. 2^17 send and 2^17 receive WQEs written into the rings are
 # flushed by moving the QP to ERR, every one with IBV_WC_WR_FLUSH_ERR, in
-# order, once; the largest rings (2^20 + 2^20) flushed three times over
-# must not keep a 1 ms sleeper in the process waiting 100 ms. The SQ's
+# order, once; the largest rings (2^20 + 2^20) flushed twice over
+# must not keep a 1 ms sleeper in the process waiting 100 ms (not with
+# SROCE_SHORT=1, below). The SQ's
 # SROCE_RING_F_FLUSH bit must survive a doorbell rung in another thread
 # while the QP is cycled RTS -> ERR -> RESET (a race that needs two CPUs to
 # show). A QP pair left alone must still work afterwards, the
@@ -60,7 +61,15 @@ rig_wait_listen 18711 30 || rig_fail "the bystander's ibv_rc_pingpong did not st
 
 log=$RIG_TEST_OUT/ring.log
 rc=0
-rig_run 90 "$CTRL_VC" ring "$CTRL_DEV" >"$log" 2>&1 || rc=$?
+# SROCE_SHORT=1 (the debug kernel's run, tools/test-all.sh): without the two
+# long flushes (2 minutes there; the forged indices still flush short rings,
+# and the 6.12 run has the long ones).
+quick=()
+if [ "${SROCE_SHORT:-0}" = 1 ]; then
+	quick=(--quick)
+	rig_log "SROCE_SHORT=1: sroce-verbs-check ring --quick"
+fi
+rig_run 90 "$CTRL_VC" ring "$CTRL_DEV" "${quick[@]}" >"$log" 2>&1 || rc=$?
 sed 's/^/    /' "$log"
 touch "$RIG_TEST_OUT/stop"
 by_rc=0

@@ -66,6 +66,19 @@ matrix_run() {
 		fi
 		;;
 	esac
+	# perftest times with the CPU's cycle counter, which it calibrates
+	# against the clock at start; on a loaded host the fit can fail on
+	# either guest ("Correlation coefficient r^2 ... < 0.9"), and that
+	# side then prints inf or 0.00. Guest b's numbers are the test's (its
+	# metrics): a failed calibration there runs the cell again
+	# (perf_pair). On guest a it leaves a's copy unmeasured (seen: rxe's
+	# ib_write_lat server "inf" while the sroce client measured 1338 us):
+	# said, not judged.
+	if [ -n "$v" ] && rig_is_a && ! is_positive "$v" &&
+		grep -q "^Correlation coefficient" "$PERF_LOG"; then
+		rig_log "$name: perftest on guest a could not calibrate its clock ($what $v); guest b's numbers stand"
+		v=""
+	fi
 	if [ -n "$v" ]; then
 		is_positive "$v" || rig_fail "$name: $what $v"
 		rig_is_b && rig_metric "${name//-/_}" "$v" "$unit"

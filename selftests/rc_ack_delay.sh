@@ -33,11 +33,20 @@
 . "$(dirname "$0")/rc_integrity_lib.sh"
 rig_suites sroce-sroce sroce-rxe
 
+# On a slowed kernel (the debug one, two vCPUs) a reply comes later than
+# the hold (4 to 8 ms) more often, and a late ACK breaks the row that
+# enters ping-pong mode more often (the completer runs on the other vCPU):
+# 30 and 44 of 200 held in two of three tries (this rig's host, debug
+# kernel, --smp 2, nothing else running), 184 in the third, as on a stock
+# 6.12 kernel. The check is that the delayed ACK holds at all (ack_delay=0
+# below holds none): 10 % there, the 25 % of a stock kernel elsewhere.
+MIN_HELD=25
+[ "${RIG_TIMEOUT_SCALE:-100}" -le 100 ] || MIN_HELD=10
 integ_init
 [ "$RIG_DEV_TYPE" != sroce ] ||
 	[ -e "/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters/acks_delayed" ] ||
 	rig_fail "no acks_delayed counter on $RIG_DEV"
-integ_pair exchange-ipv4 90 4 18625 exchange --timeout 10
+integ_pair exchange-ipv4 90 4 18625 exchange --timeout 10 --min-held "$MIN_HELD"
 grep -q '^sroce-integrity exchange: PASS .*cases=4 failed=0' "$INTEG_LOG" ||
 	rig_fail "not all 4 cases ran and passed: $INTEG_SUMMARY"
 rig_log "cases tried again: $(grep -c 'once more on a fresh pair' "$INTEG_LOG")"

@@ -45,6 +45,8 @@ else
 fi
 TAIL_ITERS=${TAIL_ITERS:-300}
 TAIL_MAX_TIMEOUTS=${TAIL_MAX_TIMEOUTS:-20}
+# Every packet of both guests delayed this long (rc_tail_loss_slow.sh).
+TAIL_DELAY_MS=${TAIL_DELAY_MS:-0}
 # BTH opcodes of RC SEND LAST and SEND ONLY (IBA 9.2.1).
 TAIL_OPCODES=(0x02 0x04)
 
@@ -66,7 +68,8 @@ tail_counts() {
 
 # The tail packets: 10% of them dropped (band 3).
 loss_init
-loss_band 3 10
+loss_band 3 10 "$TAIL_DELAY_MS"
+[ "$TAIL_DELAY_MS" = 0 ] || loss_delay "$TAIL_DELAY_MS"
 for op in "${TAIL_OPCODES[@]}"; do
 	loss_match 3 "opcode $op" match u8 "$op" 0xff at 28
 done

@@ -6,10 +6,12 @@
 # traffic, CQ, QP, MR, atomics and rdma_cm tests over loopback on one
 # device. Passes when it ran tests and none failed or errored; tests the
 # device reports unsupported (EOPNOTSUPP) are skipped by the suite itself
-# and are counted, not hidden. Runs in guest a; guest b idles.
+# and are counted, not hidden. Runs in guest a; guest b idles: a one-guest
+# test, which "tools/vm/suite.sh sroce" runs on one guest.
 # timeout: 900
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+rig_suites sroce-sroce sroce
 
 if [ "${RIG_NGUESTS:-1}" = 2 ] && rig_is_b; then
 	# A single-guest test: keep in step with guest a until it is done.
@@ -19,9 +21,10 @@ if [ "${RIG_NGUESTS:-1}" = 2 ] && rig_is_b; then
 	done
 	exit 0
 fi
-# Once per make test, on sroce: in the sroce-sroce suite. RDMA_CORE_ANY_DEV=1
-# (tools/vm/suite.sh -e RDMA_CORE_ANY_DEV=1 --tests rdma_core_suite.sh
-# rxe-rxe) runs it on rxe too, to compare pass and skip counts.
+# On sroce: in the sroce-sroce and sroce suites. RDMA_CORE_ANY_DEV=1
+# (tools/vm/suite.sh -e RDMA_CORE_ANY_DEV=1 -e RIG_ALL_SUITES=1 --tests
+# rdma_core_suite.sh rxe-rxe) runs it on rxe too, to compare pass and skip
+# counts.
 if [ "${RDMA_CORE_ANY_DEV:-0}" != 1 ]; then
 	[ "$RIG_DEV_TYPE" = sroce ] || rig_skip "runs on sroce devices only"
 	case "${RIG_SUITE:-}" in

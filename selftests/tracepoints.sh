@@ -13,12 +13,17 @@
 #   a lossy transfer: "trace-cmd record -e sroce" on a; guest b sends a
 #     runt UDP datagram to a's port 4791 (sroce_drop), then
 #     ibv_rc_pingpong -c (200 x 4096 B, path MTU 1024) runs between the
-#     guests with 5% of b's packets lost (netem); the transfer completes
-#     intact and a's trace holds the drop and at least the 800 data
-#     packets a sent (report excerpt in the log).
+#     guests with 5% of b's SEND packets lost (netem under a u32 filter,
+#     lib/lossfilter.sh); the transfer completes intact and a's trace
+#     holds the drop and at least the 800 data packets a sent (report
+#     excerpt in the log). Not b's ACKs: a pingpong side exits once its
+#     own work completed, and a's retransmission after a lost last ACK
+#     would find b's QP gone (debugfs_faults.sh says more).
 # timeout: 240
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
+# shellcheck source=lib/lossfilter.sh
+. "$(dirname "$0")/lib/lossfilter.sh"
 rig_suites sroce-sroce
 
 rig_require_peer
@@ -32,7 +37,7 @@ VC=${SROCE_VERBS_CHECK:-${RIG_REPO:-/work/main}/build/tools/verbs-check/sroce-ve
 [ -d /sys/kernel/tracing/events/sroce ] || rig_fail "no sroce events in /sys/kernel/tracing/events"
 cleanup() {
 	local rc=$?
-	rig_is_b && tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
+	rig_is_b && loss_restore
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -115,15 +120,20 @@ else
 	# 4 bytes: shorter than a BTH, dropped as drop_short (reason 1).
 	printf 'runt' >"/dev/udp/$RIG_PEER_IP4/4791" || rig_fail "cannot send to $RIG_PEER_IP4:4791"
 	rig_signal runt-sent
-	modprobe sch_netem 2>/dev/null
-	tc qdisc replace dev "$RIG_IFACE" root netem loss 5% || rig_fail "tc qdisc netem loss 5% failed"
+	# RC SEND FIRST .. SEND ONLY with immediate (BTH opcodes 0x00-0x05).
+	loss_init
+	loss_band 3 5
+	loss_match 3 "RC SEND packets" match u8 0x00 0xf8 at 28
 	rig_wait listen-lossy 60 >/dev/null || rig_fail "lossy: the server never listened"
 	rig_bg lossy 120 ibv_rc_pingpong "${args[@]}" "$RIG_PEER_IP4"
 	rig_bg_wait "$RIG_BG_PID" || {
 		sed 's/^/    /' "$RIG_TEST_OUT/lossy.log"
 		rig_fail "lossy: ibv_rc_pingpong failed"
 	}
-	tc qdisc del dev "$RIG_IFACE" root
+	dropped=$(loss_dropped 3)
+	loss_restore
+	rig_log "lossy: $dropped of this guest's SEND packets dropped"
+	[ "$dropped" -gt 0 ] || rig_fail "lossy: no SEND packet dropped: nothing was lost"
 	log=$RIG_TEST_OUT/lossy.log
 fi
 grep -qi 'invalid data' "$log" && rig_fail "lossy: a received buffer is wrong"

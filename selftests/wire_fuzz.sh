@@ -46,11 +46,11 @@ integ_init
 fuzz_secs=${SROCE_WIREFUZZ_SECONDS:-10}
 pps=${SROCE_WIREFUZZ_PPS:-1500}
 seed=${SROCE_WIREFUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}
-# The fuzzer stops at least $margin s before the traffic (see below): the
-# predicted counts assume a's QPs live until its last packet. Starting the
-# fuzzer (twice) takes seconds of its own on a slow (debug) kernel.
-margin=$(rig_limit 3)
-traffic_secs=$((fuzz_secs + 5 + margin))
+# The predicted counts assume a's QPs live until the fuzzer's last packet:
+# b's client runs the traffic until b has fuzzed (--stop-file), however long
+# the connection took to come up (seconds on a loaded debug kernel); the
+# duration is only a ceiling that a healthy run never reaches.
+traffic_secs=$(rig_limit $((fuzz_secs + 120)))
 hit=${SROCE_WIREFUZZ_HIT_WINDOW:-0}
 port=18651
 
@@ -162,15 +162,13 @@ if rig_is_a; then
 else
 	rig_wait listen 60 >/dev/null || rig_fail "the integrity server never listened"
 	gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
-	start=$EPOCHSECONDS
+	stop=$RIG_TEST_OUT/stop-traffic
+	rm -f "$stop"
 	rig_bg integrity $((traffic_secs + 60)) "$INTEG_BIN" run -d "$RIG_DEV" -g "$gid" \
-		-p "$port" -T 60 --duration "$traffic_secs" --seed "$seed" "$RIG_PEER_IP4"
+		-p "$port" -T 60 --duration "$traffic_secs" --stop-file "$stop" \
+		--seed "$seed" "$RIG_PEER_IP4"
 	integ_pid=$RIG_BG_PID
 	rig_wait qps 60 >/dev/null || rig_fail "a did not list its QPs"
-	# Fuzz while the QPs live: the predicted counts assume they do.
-	left=$((traffic_secs - (EPOCHSECONDS - start) - margin))
-	[ "$left" -lt "$fuzz_secs" ] && fuzz_secs=$left
-	[ "$fuzz_secs" -ge 2 ] || rig_fail "the traffic took too long to start"
 	fuzz_args=()
 	while read -r k; do
 		fuzz_args+=(-k "$k")
@@ -191,6 +189,9 @@ else
 			-S $((seed + 1)) -D $((fuzz_secs - v4_secs)) -r "$pps" -n 10000000 \
 			>>"$log" 2>&1 || fuzz_rc=$?
 	fi
+	# Fuzzed while the QPs lived, or the predictions do not hold.
+	kill -0 "$integ_pid" 2>/dev/null || traffic_ended=1
+	: >"$stop"
 	cp "$log" "$RIG_TEST_SYNC/b.wirefuzz"
 	rig_signal fuzzed
 	grep '^sroce-wirefuzz: sent' "$log"
@@ -204,5 +205,7 @@ else
 		integ_diag
 		rig_fail "the client's traffic failed (sroce-integrity exited $rc)"
 	fi
+	[ "$hit" = 1 ] || [ -z "${traffic_ended:-}" ] ||
+		rig_fail "the traffic ended (its ${traffic_secs} s ceiling) before the fuzzer did"
 fi
 rig_barrier finished 60 || rig_fail "the peer did not finish"

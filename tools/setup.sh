@@ -19,8 +19,8 @@ set -euo pipefail
 
 # Building: module (kbuild + headers; flex, bison and bc for the debug guest
 # kernel of tools/vm/debug-kernel.sh), provider and host tests (cmake, g++,
-# googletest, rdma-core headers). Linting: sparse, clang-format, shellcheck,
-# checkpatch (linux-source). DKMS. Guests: qemu, busybox-static, the 6.1 and
+# googletest, rdma-core headers; ccache, which tools/test-all.sh uses).
+# Linting: sparse, clang-format, shellcheck, checkpatch (linux-source). DKMS. Guests: qemu, busybox-static, the 6.1 and
 # 6.12 LTS Debian kernels (with headers: sroce.ko is built for both),
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
 # from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
@@ -33,7 +33,7 @@ PACKAGES=(
 	build-essential libelf-dev flex bison bc
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	linux-image-6.12-amd64 linux-headers-6.12-amd64 dkms
-	cmake g++ pkg-config googletest libgtest-dev
+	cmake g++ pkg-config googletest libgtest-dev ccache
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
 	nfs-kernel-server openssl

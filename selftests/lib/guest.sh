@@ -388,15 +388,16 @@ rig_gid_of() {
 }
 
 # rig_gid_index DEV ADDR [TYPE]: index of the GID of ADDR with GID type TYPE
-# (default "RoCE v2"; or "IB/RoCE v1") on port 1 of DEV. Waits up to 10 s
-# for the GID table to catch up with the addresses. The table is read in
+# (default "RoCE v2"; or "IB/RoCE v1") on port 1 of DEV. Waits up to
+# RIG_GID_WAIT seconds (default 10; 0: one look, for a GID that must be
+# absent) for the GID table to catch up with the addresses. The table is read in
 # index order and the scan ends after 32 empty entries in a row (rxe's table
 # has 1024 entries).
 rig_gid_index() {
 	local dev=$1 gid want=${3:-RoCE v2} d n v ty empty end
 	gid=$(rig_gid_of "$2")
 	d=/sys/class/infiniband/$dev/ports/1
-	end=$((EPOCHSECONDS + 10))
+	end=$((EPOCHSECONDS + ${RIG_GID_WAIT:-10}))
 	while :; do
 		n=0
 		empty=0

@@ -24,14 +24,26 @@ loss_init() {
 	rig_require_cmd tc
 	modprobe -a sch_prio sch_netem cls_u32 2>/dev/null
 	[ -w "$LOSS_GSO" ] && echo N >"$LOSS_GSO"
+	# A fresh qdisc: replacing a prio left by a test that was killed
+	# (no EXIT trap ran) kept its netem children, and adding one failed.
+	tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
 	tc qdisc replace dev "$RIG_IFACE" root handle 1: prio bands 4 \
 		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 || rig_fail "tc prio qdisc"
 }
 
-# loss_band BAND PERCENT: netem dropping PERCENT% under band BAND (3 or 4).
+# loss_band BAND PERCENT [DELAY_MS]: netem dropping PERCENT% under band BAND
+# (3 or 4), and delaying the rest DELAY_MS.
 loss_band() {
-	tc qdisc add dev "$RIG_IFACE" parent "1:$1" handle "${1}0:" netem loss "$2%" ||
+	local delay=()
+	[ "${3:-0}" = 0 ] || delay=(delay "${3}ms")
+	tc qdisc add dev "$RIG_IFACE" parent "1:$1" handle "${1}0:" netem loss "$2%" "${delay[@]}" ||
 		rig_fail "tc netem qdisc under 1:$1"
+}
+# loss_delay MS: every packet of the default band (band 2: all that no
+# filter sends to another band) delayed MS milliseconds.
+loss_delay() {
+	tc qdisc add dev "$RIG_IFACE" parent 1:2 handle 20: netem delay "${1}ms" ||
+		rig_fail "tc netem delay under 1:2"
 }
 
 # loss_match BAND WHAT MATCH...: RoCEv2 packets that also match the u32

@@ -45,6 +45,10 @@ if [ -f "$dir/settings" ]; then
 	[ -n "$t" ] && timeout=$t
 fi
 start_wait=90
+# At the first test the peer may still be booting, or booting again: the
+# rig starts a guest again when it has not reached userspace 90 s after
+# its start (tools/vm/run.sh --boot-limit).
+first_wait=300
 peer_grace=10
 patterns=${RIG_REPO:-$here/../..}/tools/vm/splat-patterns
 
@@ -133,8 +137,12 @@ run_half() {
 	# (bash takes no PS4 from the environment as root: set it inside.)
 	# shellcheck disable=SC2016 # expanded by that bash
 	[ "${RIG_XTRACE:-0}" = 1 ] && sh=(bash -c 'PS4="+ \${EPOCHREALTIME} "; set -x; . "$0"')
-	# timeout(1) puts itself and the test in a process group of their own.
-	timeout -k 5 "$limit" "${sh[@]}" "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 </dev/null &
+	# The test runs in a session of its own (sid = pid: setsid(1) does not
+	# fork, the runner's children lead no process group), which keeps every
+	# process it starts, also those that rig_bg's timeout(1) puts in process
+	# groups of their own.
+	setsid timeout -k 5 "$limit" "${sh[@]}" "$script" >"$RIG_TEST_OUT/$role.log" 2>&1 \
+		</dev/null &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ -n "$peer" ] && [ -z "$aborted" ] && [ -e "$sync/$peer.done" ]; then
@@ -147,7 +155,7 @@ run_half() {
 		if [ -n "$aborted" ] && [ "$(now)" -ge "$aborted" ]; then
 			echo "[$role] stopped: the peer's half ended with status $peer_rc" \
 				>>"$RIG_TEST_OUT/$role.log"
-			kill -KILL -- "-$pid" 2>/dev/null
+			pkill -KILL -s "$pid"
 			kill -KILL "$pid" 2>/dev/null
 			break
 		fi
@@ -155,6 +163,10 @@ run_half() {
 	done
 	wait "$pid" 2>/dev/null
 	rc=$?
+	# What the test left running goes with it: a half that fails before
+	# its own cleanup (rig_fail exits at once) would leave its background
+	# tools holding QPs and ports into the next test.
+	pkill -KILL -s "$pid"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ] && [ -z "$aborted" ]; then
 		echo "[$role] timed out after ${limit}s" >>"$RIG_TEST_OUT/$role.log"
 		echo "timed out after ${limit}s" >"$sync/$role.reason"
@@ -202,6 +214,7 @@ peer_status() {
 }
 
 peer_gone=""
+met=""
 report() {
 	[ "$role" = a ] || return 0
 	"$@"
@@ -234,6 +247,7 @@ for t in "${tests[@]}"; do
 	if [ -n "$peer" ]; then
 		now >"$sync/$role.start"
 		end=$(($(now) + start_wait))
+		[ -z "$met" ] && end=$(($(now) + first_wait))
 		until [ -e "$sync/$peer.start" ] || [ -n "$peer_gone" ]; do
 			if [ "$(now)" -ge "$end" ]; then
 				peer_gone=1
@@ -246,6 +260,7 @@ for t in "${tests[@]}"; do
 			report ktap_fail "$name"
 			continue
 		fi
+		met=1
 	fi
 	run_half "$script" "$name" "$sync"
 	rc=$(cat "$sync/$role.rc")

@@ -639,8 +639,31 @@ udp_lat_cell() {
 	record "$t" 2 p99_us "$6"
 }
 
-# link_cell PROTO: iperf3 (tcp, udp) or UDP ping-pong (udp_lat,
-# udp_lat_pair) between the guests over the same link.
+# udp64_record LOG: iperf3's 64-byte datagrams, counted in its receiver
+# line ("0.00-2.01 sec ... LOST/TOTAL (N%) receiver"): datagrams sent and
+# received per second, in thousands, the unit of perftest's message rate.
+udp64_record() {
+	local f i line="" t="" lost="" total=""
+	while read -ra f; do
+		[ ${#f[@]} -gt 0 ] && [ "${f[-1]}" = receiver ] && line="${f[*]}"
+	done <"$1"
+	read -ra f <<<"$line"
+	for ((i = 1; i < ${#f[@]}; i++)); do
+		[ "${f[i]}" = sec ] && t=${f[i - 1]#*-}
+		[[ "${f[i]}" =~ ^([0-9]+)/([0-9]+)$ ]] && lost=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+	done
+	if ! is_positive "$t" || ! is_positive "$total"; then
+		record_fail udp64 64 "no datagram counts in the receiver line (${line:-none})"
+		return 0
+	fi
+	record udp64 64 sent_kmsgps "$(awk -v n="$total" -v t="$t" 'BEGIN { printf "%.4g", n / t / 1000 }')"
+	record udp64 64 rate_kmsgps "$(awk -v n="$((total - lost))" -v t="$t" 'BEGIN { printf "%.4g", n / t / 1000 }')"
+	record udp64 64 loss_pct "$(awk -v l="$lost" -v n="$total" 'BEGIN { printf "%.3g", 100 * l / n }')"
+}
+
+# link_cell PROTO: iperf3 (tcp, udp with 4 KiB datagrams, udp64 with 64-byte
+# ones) or UDP ping-pong (udp_lat, udp_lat_pair) between the guests over the
+# same link.
 link_cell() {
 	local proto=$1 port=$((5201 + step % 50)) log pid rc=0 d=$BENCH_DUR rate loss args
 	if [ "$proto" = udp_lat ] || [ "$proto" = udp_lat_pair ]; then
@@ -652,6 +675,7 @@ link_cell() {
 	CPU_SAMPLE=""
 	args=(-c "$RIG_PEER_IP4" -p "$port" -t "$d" -f m)
 	[ "$proto" = udp ] && args+=(-u -b 0 -l 4096)
+	[ "$proto" = udp64 ] && args+=(-u -b 0 -l 64)
 	if rig_is_a; then
 		timeout -k 3 $((d + 40)) iperf3 -s -1 -p "$port" -f m >"$log" 2>&1 &
 		pid=$!
@@ -676,8 +700,12 @@ link_cell() {
 		rig_is_b && record_fail "$proto" 0 "iperf3 exited $rc"
 		return 0
 	fi
-	record_cpu "$proto" 0
+	[ "$proto" = udp64 ] || record_cpu "$proto" 0
 	rig_is_b || return 0
+	if [ "$proto" = udp64 ]; then
+		udp64_record "$log"
+		return 0
+	fi
 	# The receiver's line: its rate (Mbit/s; the host converts to MiB/s, the
 	# unit of perftest's MB/sec) and, for UDP, the loss "(N%)".
 	local f i line=""

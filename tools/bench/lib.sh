@@ -13,9 +13,10 @@
 #                    TYPEB (the client: the requester)
 #   BENCH_DUR        seconds of each bandwidth test (perftest -D)
 #   BENCH_LAT_ITERS  iterations of each latency test (perftest -n)
-#   BENCH_LINK       link tests: tcp, udp (iperf3), udp_lat (sroce-udp-lat
-#                    ping-pong), udp_lat_pair (the same with two datagrams
-#                    each way, sroce-udp-lat --pair), or empty
+#   BENCH_LINK       link tests: tcp, udp, udp64 (iperf3; UDP with 4 KiB or
+#                    64 B datagrams), udp_lat (sroce-udp-lat ping-pong),
+#                    udp_lat_pair (the same with two datagrams each way,
+#                    sroce-udp-lat --pair), or empty
 #   BENCH_TESTS      one line per perftest cell: "TEST SIZE TOOL [ARGS...]"
 #                    (TEST names the cell: write_bw, write_bw_q4, send_lat...);
 #                    TOOL sroce-manyqp: "scale_write QPS sroce-manyqp SIZE"
@@ -38,7 +39,7 @@
 bench_plan_init() {
 	local sizes_w sizes_rs sizes_lat sizes_cm="" scale_qps="" reg_mib="" cm_conns="" s
 	BENCH_PAIRS=${BENCH_PAIRS_OVERRIDE:-"sroce-sroce rxe-rxe sroce-rxe"}
-	BENCH_LINK="tcp udp udp_lat udp_lat_pair"
+	BENCH_LINK="tcp udp udp64 udp_lat udp_lat_pair"
 	case "${BENCH_MODE:-full}" in
 	full)
 		BENCH_ROUNDS=3

@@ -76,7 +76,7 @@ meta() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$d/met
 gawk -v csv="$d/results.csv" -v json="$d/results.json" -v metafile="$d/meta" '
 function unit(m) {
 	if (m == "bw_MiBps") return "MiB/s"
-	if (m == "rate_kmsgps") return "kmsg/s"
+	if (m ~ /_kmsgps$/) return "kmsg/s"
 	if (m ~ /_us$/) return "us"
 	if (m ~ /^(cpu|ksys)_/) return "s/GB"
 	if (m ~ /_pGB$/) return "/GB"
@@ -240,7 +240,7 @@ function label(t, s, m) {
 # Rows of the main table: bandwidth at every size, message rate up to
 # 4 KiB, latency, CPU of the 64 KiB WRITE test.
 function wanted(t, s, m) {
-	if (t == "tcp" || t == "udp" || t ~ /^udp_lat/) return 0
+	if (t == "tcp" || t ~ /^udp/) return 0
 	if (t == "scale_write" || t == "reg_mr" || t == "cm_setup") return 0
 	if (t == "nvme_randread" || t == "iser_randread") return m == "iops"
 	if (t == "nvme_seqread" || t == "iser_seqread") return m == "bw_MiBps"
@@ -251,9 +251,9 @@ function wanted(t, s, m) {
 }
 END {
 	# Row order: the tests as planned, sizes ascending, metrics as listed.
-	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat nvme_randread nvme_seqread iser_randread iser_seqread tcp udp udp_lat udp_lat_pair", T, " ")
+	nt = split("write_bw read_bw send_bw write_bw_q4 write_bw_bidir send_lat cm_lat write_lat read_lat nvme_randread nvme_seqread iser_randread iser_seqread tcp udp udp64 udp_lat udp_lat_pair", T, " ")
 	for (i = 1; i <= nt; i++) tix[T[i]] = i
-	nmo = split("bw_MiBps iops rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
+	nmo = split("bw_MiBps iops sent_kmsgps rate_kmsgps typical_us p99_us loss_pct cpu_a cpu_b ksys_a ksys_b", M, " ")
 	for (i = 1; i <= nmo; i++) mix[M[i]] = i
 	for (o = 1; o <= nk; o++) {
 		split(ord[o], f, SUBSEP)
@@ -323,12 +323,14 @@ END {
 	for (o = 1; o <= nk; o++) {
 		k = ord[o]
 		split(k, f, SUBSEP)
-		if (f[1] != "tcp" && f[1] != "udp" && f[1] !~ /^udp_lat/ || f[3] ~ /_pGB$/) continue
+		if (f[1] != "tcp" && f[1] !~ /^udp/ || f[3] ~ /_pGB$/) continue
 		lb = (f[1] == "tcp" ? "iperf3 TCP" : f[1] == "udp" ? "iperf3 UDP (4 KiB datagrams, unlimited rate)" : \
+			f[1] == "udp64" ? "iperf3 UDP (64 B datagrams, unlimited rate)" : \
 			f[1] == "udp_lat" ? "UDP ping-pong 2 B" : \
 			"UDP ping-pong 2 B, two datagrams each way (--pair)")
 		m = f[3]
 		lbl = lb (m == "bw_MiBps" ? " bandwidth" : m == "loss_pct" ? " loss" : \
+			m == "sent_kmsgps" ? " datagrams sent" : m == "rate_kmsgps" ? " datagrams received" : \
 			m == "typical_us" ? " latency typical" : m == "p99_us" ? " latency p99" : \
 			m ~ /^cpu_/ ? " CPU busy, guest " substr(m, 5) : " CPU kernel, guest " substr(m, 6))
 		lrows = lrows "| " lbl " | " unit[k] " | " cell("link", k) " |\n"
@@ -348,24 +350,33 @@ END {
 	# (ib_read_lat reports a whole round trip and needs no program on the
 	# responder: no UDP ping-pong is its floor.)
 	pl = "udp_lat_pair" SUBSEP "2" SUBSEP "typical_us"
-	nf = 0
-	floor_line("send_lat", pl, "the ping-pong with two datagrams each way")
-	floor_line("write_lat", pl, "the same")
+	title = "2-byte latency, typical, against the floor of the packets it needs on this link:"
+	vs_line("send_lat" SUBSEP "2" SUBSEP "typical_us", pl, title,
+		"send_lat against the ping-pong with two datagrams each way")
+	vs_line("write_lat" SUBSEP "2" SUBSEP "typical_us", pl, title, "write_lat against the same")
+	# One packet per 64-byte WRITE or SEND: the 64 B message rates against
+	# the 64-byte datagrams a sender in user space got through the guests.
+	ul = "udp64" SUBSEP "64" SUBSEP "rate_kmsgps"
+	title = "64-byte message rate against the 64-byte datagrams iperf3 UDP moved (received):"
+	vs_line("write_bw" SUBSEP "64" SUBSEP "rate_kmsgps", ul, title, "write_bw")
+	vs_line("send_bw" SUBSEP "64" SUBSEP "rate_kmsgps", ul, title, "send_bw")
 }
-function floor_line(t, fk, what,   k, i, line) {
-	k = t SUBSEP "2" SUBSEP "typical_us"
+# vs_line K FK TITLE WHAT: "- WHAT: PAIR RATIO, ...", K of each pair
+# against FK of the link, under TITLE (printed before the first line).
+function vs_line(k, fk, title, what,   i, line) {
 	if (!(("link", fk) in med)) return
 	line = ""
 	for (i = 1; i <= np; i++)
 		if ((P[i], k) in med)
 			line = line (line == "" ? "" : ", ") P[i] " " ratio(P[i], "link", k, fk)
 	if (line == "") return
-	if (!nf++) {
+	if (title != last_title) {
 		print ""
-		print "2-byte latency, typical, against the floor of the packets it needs on this link:"
+		print title
 		print ""
+		last_title = title
 	}
-	print "- " t " against " what ": " line
+	print "- " what ": " line
 }' "$raw" "$d/results.csv" >>"$d/table.md"
 # Loss recovery: per cell and pair, the medians of retries / timeouts /
 # out-of-sequence requests per GB (sums of both guests; recov_snap() of

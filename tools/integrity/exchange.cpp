@@ -9,8 +9,9 @@
  *              response); the client destroys its QP right after the last
  *              reply, as ibv_rc_pingpong does when it exits, and the
  *              server's last SEND must still complete with success. Want:
- *              acks_delayed rises by kRounds / 4 or more (16 exchanges
- *              enter the mode; a slow guest leaves it now and then),
+ *              acks_delayed rises by kRounds / 4 or more (--min-held,
+ *              percent; 16 exchanges enter the mode; a slow guest leaves
+ *              it now and then),
  *              ack_delays_expired by 2 at most (the last message, which no
  *              reply follows).
  *   symmetric  both SEND, each waits for the peer's SEND and then for its
@@ -22,7 +23,7 @@
  *   turn       kRounds / 2 rounds of pingpong, then symmetric with a
  *              barrier on the control connection before each SEND, so
  *              that both post at once while in ping-pong mode. Want:
- *              acks_delayed >= kRounds / 8, and ack_delays_expired <= 16
+ *              acks_delayed >= half of pingpong's, and ack_delays_expired <= 16
  *              (each exit from ping-pong mode doubles what it takes to
  *              enter it again).
  *   one_way    the client SENDs back to back, 16 at a time; the server
@@ -348,14 +349,15 @@ std::string ExchangeCases::check_counters(XCase c, const Counters &before)
 		return ""; /* not an sroce device */
 	const long delayed = now.delayed - before.delayed, expired = now.expired - before.expired;
 	const long probes = now.probes - before.probes;
+	const unsigned min_held = kRounds * s_.opt.min_held_pct / 100;
 
 	log().info("%s: acks_delayed +%ld, ack_delays_expired +%ld, tail_probes +%ld", tag_.c_str(),
 	           delayed, expired, probes);
 	switch (c) {
 	case XCase::pingpong:
-		if (delayed < long(kRounds / 4))
+		if (delayed < long(min_held))
 			return format("%s: only %ld ACKs waited for the reply, want at least %u",
-			              tag_.c_str(), delayed, kRounds / 4);
+			              tag_.c_str(), delayed, min_held);
 		/*
 		 * The last message's ACK waits for its timer (the peer's QP
 		 * is gone), and one near the start may; a reply that comes
@@ -372,9 +374,9 @@ std::string ExchangeCases::check_counters(XCase c, const Counters &before)
 		break;
 	case XCase::symmetric:
 	case XCase::turn:
-		if (c == XCase::turn && delayed < long(kRounds / 8))
+		if (c == XCase::turn && delayed < long(min_held / 2))
 			return format("%s: only %ld ACKs waited for the reply, want at least %u",
-			              tag_.c_str(), delayed, kRounds / 8);
+			              tag_.c_str(), delayed, min_held / 2);
 		/*
 		 * Each stall on a held ACK ends on the holder's timer or on
 		 * the peer's tail probe, which the holder counts as expired

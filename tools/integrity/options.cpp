@@ -59,6 +59,8 @@ const char usage_text[] =
     "  -p, --port N            TCP port of the control connection (default 18600)\n"
     "  -n, --rounds N          rounds per direction (default 16)\n"
     "  -D, --duration SEC      run for SEC seconds instead of --rounds\n"
+    "      --stop-file PATH    client: end the run at the first round that\n"
+    "                          starts after PATH exists (--duration: at the latest)\n"
     "  -S, --seed N            PRNG seed (default: random, printed)\n"
     "  -m, --mtu BYTES         path MTU 256..4096 (default: the active MTU of both)\n"
     "  -s, --max-size BYTES    largest message (default 3 x path MTU, max 8 MiB)\n"
@@ -78,6 +80,8 @@ const char usage_text[] =
     "      --ack-timeout N     vanish: QP timeout attribute, 4.096 us x 2^N (1..31,\n"
     "                          default 15: 134 ms)\n"
     "      --retry-cnt N       vanish: QP retry_cnt (0..7, default 5)\n"
+    "      --min-held PCT      exchange: the share of pingpong's ACKs that must wait\n"
+    "                          for the reply (1..100, default 25; turn: half of it)\n"
     "  -L, --lenient-recv-flush  errors: a receive posted after the QP went to\n"
     "                          ERR may stay pending (rdma_rxe on Linux 6.1)\n"
     "      --srq               run: this side's receives come from a shared receive\n"
@@ -143,6 +147,8 @@ int parse_options(int argc, char **argv, Options *opt)
 	    {"srq", no_argument, nullptr, 1006},
 	    {"ack-timeout", required_argument, nullptr, 1004},
 	    {"retry-cnt", required_argument, nullptr, 1005},
+	    {"min-held", required_argument, nullptr, 1007},
+	    {"stop-file", required_argument, nullptr, 1008},
 	    {"timeout", required_argument, nullptr, 't'},
 	    {"connect-timeout", required_argument, nullptr, 'T'},
 	    {"verbose", no_argument, nullptr, 'v'},
@@ -291,6 +297,13 @@ int parse_options(int argc, char **argv, Options *opt)
 			break;
 		case 1006:
 			opt->srq = true;
+			break;
+		case 1007:
+			if (!parse_uint_into(optarg, 1, 100, &opt->min_held_pct))
+				bad = "--min-held";
+			break;
+		case 1008:
+			opt->stop_file = optarg;
 			break;
 		case 't':
 			if (!parse_uint_into(optarg, 1, 3600, &opt->timeout))

@@ -33,6 +33,8 @@ struct Options {
 	uint16_t port = 18600;
 	uint32_t rounds = 16;  /* per direction */
 	uint32_t duration = 0; /* seconds; 0: by rounds */
+	/* local, client: the run ends once this file exists; empty: never. */
+	std::string stop_file;
 	uint64_t seed = 0;
 	bool seed_set = false;
 	uint32_t mtu = 0;      /* path MTU in bytes; 0: the port's active MTU */
@@ -53,6 +55,8 @@ struct Options {
 	/* vanish: the requester's local ACK timeout (4.096 us x 2^N) and retries. */
 	uint8_t ack_timeout = 15;
 	uint8_t retry_cnt = 5;
+	/* exchange: pingpong's least share of held ACKs, in percent. */
+	uint32_t min_held_pct = 25;
 	bool lenient_recv_flush = false; /* local: see errors.cpp */
 	bool srq = false;                /* local: receives through an SRQ */
 	Corrupt corrupt = Corrupt::none; /* local */

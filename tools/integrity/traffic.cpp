@@ -27,6 +27,7 @@
 #include <cstring>
 #include <endian.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace integ
@@ -860,6 +861,12 @@ bool Traffic::run()
 
 			go = o.duration ? now_ms() - start < int64_t(o.duration) * 1000
 			                : round < dirs * o.rounds;
+			/* One access() a round, not one per work request. */
+			if (go && !o.stop_file.empty() && access(o.stop_file.c_str(), F_OK) == 0) {
+				log().info("round %u: %s exists, ending the run", round,
+				           o.stop_file.c_str());
+				go = false;
+			}
 			if (!s_.chan.send(MsgType::round, Writer().u8(go).u32(round), &why))
 				return s_.give_up(why);
 		} else {

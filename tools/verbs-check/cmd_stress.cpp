@@ -454,8 +454,16 @@ void mw_race_thread(Shared &s)
 			break;
 		}
 		g.rereg = gen % 2 == 0;
+		/*
+		 * The bind works on a copy of the MR's fields: once the gate
+		 * opens, the other thread may free g.mr, and ibv_bind_mw()
+		 * reads mr->pd (its PD check answered EPERM from freed memory
+		 * in make test's debug run on two vCPUs). The kernel decides
+		 * the race by the lkey, as before.
+		 */
+		ibv_mr mr_copy = *g.mr;
 		g.go.store(gen, std::memory_order_release);
-		int err = bind(a.qp.get(), mw.get(), g.mr, buf.data(), kLen);
+		int err = bind(a.qp.get(), mw.get(), &mr_copy, buf.data(), kLen);
 
 		if (err) {
 			s.failed("stress.mw_race", verb_error("ibv_bind_mw", err));

@@ -271,15 +271,21 @@ int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int
 	return connect_rc_from(qp, gid, dest_qpn, access, IBV_QPS_INIT, kTimeout, stage);
 }
 
-bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status)
+bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status,
+                   bool takes_quick)
 {
 	Args args;
 	std::string why;
 	long gid_index;
 
 	*status = 2;
-	if (!args.parse(argc, argv, {{"gid-index", true}}, &why)) {
+	if (!args.parse(argc, argv, {{"gid-index", true}, {"quick", false}}, &why)) {
 		usage_error(command, why);
+		return false;
+	}
+	t->quick = args.has("quick");
+	if (t->quick && !takes_quick) {
+		usage_error(command, "takes no --quick");
 		return false;
 	}
 	if (args.num_positional() != 1) {

@@ -63,14 +63,17 @@ struct LoopbackTarget {
 	const char *dev = nullptr;
 	ContextPtr ctx;
 	GidChoice gid;
+	bool quick = false; /* --quick given (commands that take it) */
 };
 
 /*
  * The command line "@command DEV [--gid-index I]" of a loopback command:
  * opens DEV and picks its GID (pick_gid()). False when it could not, with
  * the exit status in *@status (2: usage error; 1: FAIL "open" reported).
+ * With @takes_quick the command also accepts --quick (t->quick).
  */
-bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status);
+bool open_loopback(const char *command, int argc, char **argv, LoopbackTarget *t, int *status,
+                   bool takes_quick = false);
 
 /*
  * Waits up to @timeout_ms for an async event of @ctx (the async fd is made

@@ -5,7 +5,8 @@
 # boots guests with a guest script from tools/vm/selftest/ and passes only if
 # the rig reached the expected verdict: a healthy pair passes, and a broken
 # script, a kernel WARNING, a hung script, a kernel panic and a failed peer
-# each fail the run with their own reason; and the guest test runner keeps a
+# each fail the run with their own reason, a guest whose first boot hangs is
+# started again; and the guest test runner keeps a
 # pair of guests in step through failing, skipped and hung tests. Prints
 # KTAP.
 #
@@ -32,7 +33,7 @@ build_testmod() {
 	dir=$repo/out/vm/testmod-$ver
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp "$here/testmod/rig_warn.c" "$here/testmod/Kbuild" "$dir/"
+	cp "$here/testmod/rig_warn.c" "$here/testmod/rig_stuck.c" "$here/testmod/Kbuild" "$dir/"
 	if ! make -s -C "/lib/modules/$ver/build" M="$dir" modules >"$dir/build.log" 2>&1; then
 		sed 's/^/# /' "$dir/build.log" >&2
 		return 1
@@ -84,9 +85,12 @@ rig_case() {
 }
 
 # The guest test runner in a pair of guests: a pass, a failure, a skip, a
-# test for another suite (skipped unstarted), a hang, a half whose peer
-# failed and a final pass must be reported as such,
-# with the hang and the stranded half cut short.
+# test for another suite (skipped unstarted), a hang, a half stuck in the
+# kernel past its limit, a half whose peer failed and a final pass must be
+# reported as such, with the hang, the stuck half (timeout(1) kills its
+# process group, itself included, so the runner does not wait for the
+# stuck shell) and the stranded half cut short; what the failed test left
+# running in the background must not outlive it (t_after looks).
 runner_case() {
 	local name=runner out=$runs/runner log=$runs/runner.log rc t0 t1 got want
 	read -r rc t0 t1 <"$runs/$name.status" || { rc=99 t0=0 t1=0; }
@@ -94,8 +98,8 @@ runner_case() {
 	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
 		"ok 3 t_skip # SKIP skipping on purpose" \
 		"ok 4 t_other_suite # SKIP covered by suites some-other-suite" "not ok 5 t_hang" \
-		"not ok 6 t_peer_gone" "ok 7 t_after" \
-		"# totals: pass:2 fail:3 xfail:0 xpass:0 skip:2 error:0")
+		"not ok 6 t_stuck" "not ok 7 t_peer_gone" "ok 8 t_after" \
+		"# totals: pass:2 fail:4 xfail:0 xpass:0 skip:2 error:0")
 	got=$(grep -E '^(ok|not ok|# totals)' "$out/a/script.log" 2>/dev/null)
 	if [ "$got" != "$want" ]; then
 		ktap_diag "$name: the runner reported:"
@@ -104,16 +108,38 @@ runner_case() {
 		echo "$want" | sed 's/^/#   /'
 		sed 's/^/#   /' "$log"
 		ktap_fail "rig_$name"
-	elif [ $((t1 - t0)) -gt 150 ]; then
-		ktap_diag "$name: took $((t1 - t0)) s, limit 150 s"
+	elif ! grep -q '^# t_stuck: \[a\] timed out after 8s' "$out/a/script.log" ||
+		! grep -qE '^# t_stuck: ([0-9]|[12][0-9]) s;' "$out/a/script.log"; then
+		ktap_diag "$name: t_stuck did not end by its time limit within 30 s (its read sleeps 60 s)"
+		sed 's/^/#   /' "$log"
+		ktap_fail "rig_$name"
+	elif [ $((t1 - t0)) -gt 200 ]; then
+		ktap_diag "$name: took $((t1 - t0)) s, limit 200 s"
 		ktap_fail "rig_$name"
 	else
 		ktap_pass "rig_$name"
 	fi
 }
 
+# A guest whose first boot hangs before userspace is started again and the
+# pair passes; the rig says so in its log.
+boot_hang_case() {
+	local name=boot_hang log=$runs/boot_hang.log
+	rig_case "$name" PASS 150
+	if ! grep -q '^rig: guest b: no userspace 20 s after its start (console: rig-init: hanging before userspace on purpose' "$log"; then
+		ktap_diag "$name: the rig did not say that it started guest b again"
+		sed 's/^/#   /' "$log"
+		ktap_fail "rig_${name}_said"
+	elif [ ! -s "$runs/$name/console-b.boot1.log" ]; then
+		ktap_diag "$name: no console-b.boot1.log kept"
+		ktap_fail "rig_${name}_said"
+	else
+		ktap_pass "rig_${name}_said"
+	fi
+}
+
 ktap_header
-ktap_plan 7
+ktap_plan 9
 s=$here/selftest
 # Waves of cases side by side, four guests at most (a wave's guests share
 # the CPUs; the time limits allow for that), then the verdicts in order.
@@ -126,7 +152,8 @@ wait
 rig_start kernel_panic -t 100 "$s/panic.sh"
 rig_start peer_failed -t 300 --grace 10 "$s/wait-peer.sh" "$s/wait-peer.sh"
 wait
-rig_start runner -t 300 "$s/runner.sh" "$s/runner.sh"
+rig_start runner -t 300 ${mod:+-e "RIG_TESTMOD=$mod"} "$s/runner.sh" "$s/runner.sh"
+rig_start boot_hang -t 200 --boot-limit 20 --test-boot-hang b "$s/pass.sh" "$s/pass.sh"
 wait
 
 rig_case pass_two_guests PASS 120
@@ -141,5 +168,6 @@ rig_case script_hangs "timed out" 120
 rig_case kernel_panic "guest a: kernel panic" 120
 rig_case peer_failed "guest a: script exited 1" 100
 runner_case
+boot_hang_case
 ktap_totals
 [ "$KTAP_FAIL" = 0 ]

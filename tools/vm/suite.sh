@@ -83,11 +83,12 @@ if [ -z "$out" ]; then
 		# Not one that a run still uses (tools/vm/run.sh holds this lock).
 		# shellcheck disable=SC2094 # the lock is dropped with its folder
 		(flock -n 9 && rm -rf "$old" "$base/.$(basename "$old").lock") \
-			9>>"$base/.$(basename "$old").lock"
+			9>>"$base/.$(basename "$old").lock" || true
 	done
 	out=$base/$(date +%Y%m%d-%H%M%S)-$$
 	mkdir -p "$out"
-	ln -sfn "$(basename "$out")" "$base/latest"
+	# (Another run of the suite may relink it at the same moment.)
+	ln -sfn "$(basename "$out")" "$base/latest" 2>/dev/null || true
 fi
 
 # Without -t, the run may take as long as all its tests' time limits (the
