@@ -5,7 +5,8 @@
 #   make              build sroce.ko (against KDIR), the provider and the host tests
 #   make demo         the main job: build, boot two guests, run RDMA traffic, print results
 #   make bench        sroce against rxe and the link, with a plot (bench-quick: fewer sizes, two rounds)
-#   make test         every test: host unit tests, lint, guest suites (what .ci/run runs)
+#   make test         the gate and one shard of three (what .ci/run runs; tools/test-all.sh)
+#   make test-full    every test of every shard (Documentation/testing.rst)
 #   make lint         checkpatch --strict, sparse (C=2), W=1, clang-format
 #   make install      module + provider + /etc/libibverbs.d/sroce.driver + sroce(7)
 #                     (DESTDIR, PREFIX; "make uninstall" removes them)
@@ -29,7 +30,8 @@ PREFIX		?= /usr
 LIBDIR		?= $(PREFIX)/lib/x86_64-linux-gnu
 JOBS		?= $(shell nproc)
 
-.PHONY: all module provider unit check-unit lint demo test test-rxe setup install \
+.PHONY: all module provider unit cmake-build check-unit lint demo test test-full test-rxe \
+	setup install \
 	uninstall clean bench bench-quick dkms-install dkms-uninstall
 
 all: module provider unit
@@ -48,7 +50,12 @@ $(BUILD)/Makefile:
 	@tools/setup.sh --quiet --need cmake
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-provider unit: $(BUILD)/Makefile
+# provider and unit are one CMake build: one target, so that make -j runs
+# it once (two "cmake --build" on one tree at once failed to link,
+# tests/make_parallel_test.sh).
+provider unit: cmake-build
+
+cmake-build: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
 check-unit: unit
@@ -69,6 +76,9 @@ bench-quick: module provider
 
 test:
 	@tools/test-all.sh
+
+test-full:
+	@tools/test-all.sh --full
 
 # The guest suite on rdma_rxe alone (both guests): checks the tests
 # themselves against the reference implementation.

@@ -22,6 +22,7 @@
 # points let another task in, and the sleeper measures exactly those.
 # SROCE_BOUND_CASES=local_sq,... (tools/vm/suite.sh -e) runs some cases only.
 # timeout: 240
+# place: stock@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

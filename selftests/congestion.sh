@@ -8,6 +8,7 @@
 # experienced". cnp_rcvd grows by 2, ecn_ce_rcvd by 1, and no drop
 # counter moves (before, a CNP counted as drop_bad_qp_type).
 # timeout: 90
+# place: 6.12-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

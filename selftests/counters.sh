@@ -28,6 +28,7 @@
 # Before sroce had counter operations, "auto type on" was accepted and no
 # QP was ever bound (the core ignores a failed bind).
 # timeout: 300
+# place: stock@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -7,6 +7,7 @@
 # between the clocks read before the post and after the poll
 # (ibv_query_rt_values_ex for the raw one).
 # timeout: 90
+# place: stock-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

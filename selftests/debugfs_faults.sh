@@ -37,7 +37,8 @@
 #     saw that once with rx_drop 13 on the debug kernel; rx_drop 2, when
 #     the knobs picked every Nth packet, on a fresh device and a
 #     one-message pingpong showed it every time.)
-# timeout: 300
+# timeout: 800
+# place: debug@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -11,7 +11,8 @@
 # process that exits with a DM, a region on it and its mapping alive: the
 # device's regions are back to what they were (the kernel freed them; on
 # the debug kernel KMEMLEAK would name a leak at the end of the suite).
-# timeout: 120
+# timeout: 240
+# place: debug-1@1 6.12-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -11,6 +11,7 @@
 # allocator answering IBV_ALLOCATOR_USE_DEFAULT; a parent domain with
 # neither TD nor allocators. The provider alone implements all of it.
 # timeout: 120
+# place: stock-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

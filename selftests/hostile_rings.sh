@@ -23,7 +23,8 @@
 # process on the same device (buffers checked) keep passing throughout, and
 # the kernel log stays clean (the rig's check). The object counts of "rdma resource show" return to their
 # baseline when the tool has exited.
-# timeout: 120
+# timeout: 240
+# place: debug-1@gate smp2@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.
@@ -63,7 +64,7 @@ log=$RIG_TEST_OUT/ring.log
 rc=0
 # SROCE_SHORT=1 (the debug kernel's run, tools/test-all.sh): without the two
 # long flushes (2 minutes there; the forged indices still flush short rings,
-# and the 6.12 run has the long ones).
+# and the smp2 run has the long ones).
 quick=()
 if [ "${SROCE_SHORT:-0}" = 1 ]; then
 	quick=(--quick)

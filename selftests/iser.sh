@@ -20,6 +20,7 @@
 # initiator's buffers with fast registration (IB_WR_REG_MR) and
 # invalidating them (LOCAL_INV, or SEND with Invalidate from the target).
 # timeout: 150
+# place: sroce-rxe@1 rxe-sroce@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/iser.sh

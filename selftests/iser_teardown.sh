@@ -25,6 +25,7 @@
 #            load again, log in.
 # Each outcome is logged ("outcome of ...") and listed again at the end.
 # timeout: 240
+# place: stock@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/blkio.sh

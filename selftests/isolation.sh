@@ -16,6 +16,7 @@
 # and fails with REM_ACCESS_ERR / LOC_PROT_ERR on root's rkey and lkey;
 # root's memory is unchanged. Object counts return to their baseline.
 # timeout: 150
+# place: 6.12-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -5,6 +5,8 @@
 # ACTIVE with active MTU 4096 (link MTU 4200), it has RoCEv2 GIDs for the
 # guest's IPv4 and IPv6 addresses, libibverbs lists it, and the peer answers
 # on the link over IPv4 and IPv6.
+# timeout: 300
+# place: debug@3 sroce-rxe@1 rxe-sroce@2 6.12@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 

@@ -23,6 +23,7 @@
 #   its responses over; the tool reads them on msgv1 frame by frame
 #   (ctrl_forged_peer).
 # timeout: 300
+# place: stock-1@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=sroce_ctrl_lib.sh

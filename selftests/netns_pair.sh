@@ -19,6 +19,7 @@
 #     ib_send_lat (2 B) on the namespace's GID, and ib_send_bw -R (rdma_cm);
 #     each must report a positive result.
 # timeout: 400
+# place: stock@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -14,6 +14,7 @@
 # starts) and nfsdcld tracks clients, so that a server with no clients to
 # reclaim ends the grace period at once.
 # timeout: 150
+# place: stock@3 sroce-rxe@1 rxe-sroce@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # A kernel ULP over sroce, as target/server and as host/client.

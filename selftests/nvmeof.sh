@@ -14,7 +14,8 @@
 # IB_WR_REG_MR) and invalidates them locally (IB_WR_LOCAL_INV) or lets
 # the target do it with SEND with Invalidate; nvmet-rdma moves the data
 # with RDMA READ and WRITE from kernel QPs.
-# timeout: 150
+# timeout: 450
+# place: debug@1 sroce-rxe@1 rxe-sroce@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/nvmet.sh

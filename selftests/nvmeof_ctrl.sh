@@ -41,6 +41,7 @@
 #              round is a metric. Last, a finds the rounds' bytes on its
 #              RAM disk
 # timeout: 180
+# place: 6.12@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/nvmet.sh

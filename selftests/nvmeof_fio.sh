@@ -24,6 +24,7 @@
 # fio's summary lines are in the log; IOPS are metrics. Hung
 # tasks and splats are the rig's dmesg check.
 # timeout: 240
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/nvmet.sh

@@ -24,6 +24,7 @@
 #   host_device   rdma link delete of the host's RDMA device
 #   host_rmmod    rmmod of the host's RDMA driver (sroce)
 # timeout: 300
+# place: stock@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/nvmet.sh

@@ -15,7 +15,8 @@
 # here) between and during operations;
 # implicit ODP (one region for the address space). Then the device's
 # regions are back to what they were.
-# timeout: 300
+# timeout: 480
+# place: debug-1@1 6.12-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -27,6 +27,7 @@
 # tries find a delayed ACK that does not work.
 # sroce-rxe: the same against rdma_rxe, which ACKs at once.
 # timeout: 120
+# place: stock@2 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -13,6 +13,7 @@
 #     too: counting resumes (the flag is per CQ, set when it is created).
 # sroce-rxe: the sroce side busy-polls, the rxe side runs as usual.
 # timeout: 240
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 rig_suites sroce-sroce sroce-rxe

@@ -31,7 +31,8 @@
 # access rights, the three windows; as responder) and 1 inv_req_naks_sent
 # (the long SEND), err_naks_sent grown by exactly the kinds' sum; with an
 # sroce peer the same numbers received (access_naks_rcvd, inv_req_naks_rcvd).
-# timeout: 150
+# timeout: 450
+# place: debug@gate sroce-rxe@1 6.12@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

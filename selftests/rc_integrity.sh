@@ -11,7 +11,8 @@
 # guard bytes, every READ, every atomic's returned value and the atomic
 # words afterwards are checked, as are completion statuses, opcodes,
 # byte_len, immediates and flags. Guest a is the server, guest b the client.
-# timeout: 120
+# timeout: 360
+# place: debug@gate sroce-rxe@1 6.12@3 6.12-rxe@3 cross@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -5,7 +5,8 @@
 # address, once with path MTU 4096 and once with 1024. (The control
 # connection of sroce-integrity stays on IPv4; the GID decides the RoCE
 # packets' family.)
-# timeout: 150
+# timeout: 450
+# place: debug@2 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -13,6 +13,7 @@
 # work request hangs), so with an rxe peer only the sroce side requests,
 # and rxe-rxe has nothing to test here (skipped).
 # timeout: 150
+# place: stock@3 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -5,6 +5,7 @@
 # (the link keeps its MTU): messages up to 3 KiB, so most of them are split
 # into FIRST/MIDDLE/LAST packets, over the RoCEv2 GID of the IPv4 address.
 # timeout: 120
+# place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -8,6 +8,7 @@
 # peer_errors=1 in the summary) and exit 1. A checker that passes this
 # cannot be silently blind to the data.
 # timeout: 90
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

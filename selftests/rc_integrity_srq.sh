@@ -7,6 +7,7 @@
 # WQEs posted with ibv_post_srq_recv and, on sroce, taken from the SRQ's
 # mapped ring by the responder.
 # timeout: 150
+# place: stock@2 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -9,6 +9,7 @@
 # Sizes stay small enough for this link not to drop packets (a drop loses a
 # UC message, which the test would report).
 # timeout: 120
+# place: stock@2 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -21,6 +21,7 @@
 # 84 ms a round trip. On a slowed kernel (the debug one)
 # messages of 16 KiB (two SEND MIDDLE packets) with 8% of them dropped.
 # timeout: 300
+# place: stock@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -36,6 +36,7 @@
 # the sroce guest issues requests (sroce-integrity --requester), rxe only
 # responds (which it does correctly under loss), and rxe-rxe is skipped.
 # timeout: 150
+# place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

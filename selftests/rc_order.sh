@@ -18,6 +18,7 @@
 # reference (rdma_rxe answers a READ in full before it looks at the next
 # request).
 # timeout: 120
+# place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

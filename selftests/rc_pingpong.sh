@@ -10,6 +10,7 @@
 # a failure, although the tool still exits 0). Each side checks its exit
 # status and that it moved exactly SIZE * ITERS * 2 bytes.
 # timeout: 240
+# place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # Traffic goes both ways in one run: the rxe-sroce suite would repeat it.

@@ -23,7 +23,8 @@
 # (exactly 1 and 4 where the count is fixed) and sent as the receiver.
 # Only sroce sends: with an rxe peer, rxe is the receiver (rc_errors.sh runs
 # rnr_zero and rnr_late in every direction); rxe-rxe is skipped.
-# timeout: 120
+# timeout: 300
+# place: debug@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -11,6 +11,7 @@
 # sroce-sroce only: the peer must retransmit too (rxe's requester stalls
 # after losses on 6.1).
 # timeout: 900
+# place: stock@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -25,6 +25,7 @@
 # dropped nothing (it would then test nothing). The round-trip time is
 # reported, not asserted.
 # timeout: 240
+# place: smp2@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

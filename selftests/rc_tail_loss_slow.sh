@@ -14,6 +14,7 @@
 # On a slowed kernel (the debug one) the guests' own round trip comes
 # near the timeout with no delay added: this runs on the stock kernels.
 # timeout: 240
+# place: stock@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 rig_suites sroce-sroce

@@ -8,6 +8,7 @@
 # is the server, guest b the client; both must report every check passed.
 # Run over the IPv4 RoCEv2 GID, then with 4 KiB over the IPv6 one.
 # timeout: 240
+# place: sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # An oracle independent of sroce-integrity, where it counts: against rxe

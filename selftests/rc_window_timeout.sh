@@ -20,6 +20,7 @@
 # then drops what follows in silence, left a 209 KiB WRITE uncompleted
 # for 15 s with no ACK timeout counted.)
 # timeout: 120
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/lossfilter.sh

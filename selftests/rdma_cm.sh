@@ -11,6 +11,7 @@
 # 0 and print no error. rdma_cm picks the RDMA device from the IP address,
 # so the guest's only device (sroce0 or rxe0) is used.
 # timeout: 300
+# place: stock@3 sroce-rxe@1 rxe-sroce@2 6.12@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh

@@ -9,6 +9,7 @@
 # and are counted, not hidden. Runs in guest a; guest b idles: a one-guest
 # test, which "tools/vm/suite.sh sroce" runs on one guest.
 # timeout: 900
+# place: stock-1@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 rig_suites sroce-sroce sroce

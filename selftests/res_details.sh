@@ -9,6 +9,7 @@
 # to a reset peer is being retried (it then ends in
 # IBV_WC_RETRY_EXC_ERR). The text form is shown for a QP too.
 # timeout: 120
+# place: 6.12-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

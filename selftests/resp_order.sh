@@ -17,7 +17,8 @@
 #     rkey still executes (value and atomic ACK checked), and an ATOMIC
 #     WRITE after a FETCH_ADD never becomes visible before the FETCH_ADD's
 #     result.
-# timeout: 300
+# timeout: 400
+# place: debug-1@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=sroce_ctrl_lib.sh

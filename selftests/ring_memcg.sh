@@ -11,6 +11,7 @@
 # destroy, memory.current is back within 2 MiB of where it was. The guest
 # mounts cgroup2 at /sys/fs/cgroup if nothing is mounted there.
 # timeout: 300
+# place: 6.12-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

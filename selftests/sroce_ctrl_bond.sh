@@ -30,6 +30,7 @@
 # and 30000 messages, a tenth of that on the debug kernel (test-all sets
 # SROCE_LONG_ITERS to 2000 there: 40000 took 313 s).
 # timeout: 400
+# place: stock-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

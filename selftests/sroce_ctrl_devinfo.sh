@@ -8,6 +8,7 @@
 # "ibv_devinfo -v", "rdma dev/link show -d" and the sysfs attributes of the
 # device into the test's output folder (ibv_devinfo-v.sroce0.txt, ...).
 # timeout: 120
+# place: stock-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -7,7 +7,8 @@
 # access/addresses, refused QP transitions and attribute values, bad AHs,
 # out-of-range queries, malformed work requests), twice in a row, with no
 # kernel splat (the runner checks dmesg) and no object left behind.
-# timeout: 200
+# timeout: 300
+# place: debug-1@3 6.12-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -10,6 +10,7 @@
 # behind. rmmod removes one or two devices nobody uses (four rounds); the
 # module loads again each time.
 # timeout: 200
+# place: stock-1@3 6.12-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

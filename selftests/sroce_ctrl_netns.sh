@@ -22,6 +22,7 @@
 #     the device; "rdma link add" in the new namespace makes it again.
 # rxe cannot do this on 6.1 or 6.12: its sockets and routes are init_net's.
 # timeout: 600
+# place: 6.12-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -29,6 +29,7 @@
 #     devices and closes the namespaces' sockets (kmemleak and lockdep
 #     watch this on the debug kernel).
 # timeout: 300
+# place: stock-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

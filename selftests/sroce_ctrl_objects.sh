@@ -13,7 +13,8 @@
 # Slab caches are compared loosely after a warm-up round: none may grow by
 # more than 1000 active objects over the loops (SLUB's counts are noisy by
 # a few hundred; one leaked object per created QP/MR/CQ/AH is well above).
-# timeout: 420
+# timeout: 800
+# place: debug-1@2 6.12-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -7,7 +7,8 @@
 # with IBV_EVENT_PORT_ACTIVE and its RoCEv2 GIDs back. The active MTU is the
 # largest IBA MTU that fits the netdev MTU with RoCEv2 headers: 4096 at
 # 4200 and 9000, 2048 at 2200, 1024 at 1500 and 1280.
-# timeout: 200
+# timeout: 420
+# place: debug-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -14,7 +14,8 @@
 # and 600 ms apart; SROCE_SHORT=1 (the debug kernel's run,
 # tools/test-all.sh) one, 400 ms apart (where the debug kernel's delete is
 # still unregistering the held device when the netdev goes).
-# timeout: 240
+# timeout: 660
+# place: debug-1@1
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

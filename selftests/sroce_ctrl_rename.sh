@@ -8,6 +8,7 @@
 # provider. The rename is reflected in sysfs and "rdma link"; the old name
 # is gone. Renaming onto an existing name is refused.
 # timeout: 200
+# place: stock-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

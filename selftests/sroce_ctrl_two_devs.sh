@@ -10,6 +10,7 @@
 # has one is refused. Deleting one device leaves the others (and the shared
 # UDP socket) working.
 # timeout: 200
+# place: 6.12-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

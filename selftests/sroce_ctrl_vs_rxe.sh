@@ -12,6 +12,7 @@
 #   compare-invalid.txt   the errno each invalid-argument check got
 # The test fails only if the swap itself fails.
 # timeout: 300
+# place: stock-1@3
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -17,6 +17,7 @@
 # (IB_WR_REG_MR) and sends small writes as immediate data; ib_srpt moves
 # the rest with RDMA READ and WRITE through the rdma_rw API.
 # timeout: 150
+# place: sroce-rxe@1 rxe-sroce@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/srp.sh

@@ -26,6 +26,7 @@
 #            unload, load again, log in.
 # Each outcome is logged ("outcome of ...") and listed again at the end.
 # timeout: 200
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/blkio.sh

@@ -14,6 +14,7 @@
 # so the sender's retries ran out (RETRY_EXC_ERR) although nothing was
 # lost.
 # timeout: 200
+# place: stock@3 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -8,7 +8,8 @@
 # limit reads back 0), growing the SRQ with receives posted (they come back
 # in order, the new size takes more), shrinking below the posted count
 # (EINVAL), post_recv on an SRQ QP (EINVAL), destroy while in use (EBUSY).
-# timeout: 120
+# timeout: 300
+# place: debug-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

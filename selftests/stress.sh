@@ -20,14 +20,15 @@
 # itself. Prints the operations each stress run did. The rig then scans for
 # leaks with the module unloaded (tools/vm/guest/init.sh).
 # timeout: 240
+# place: smp2@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh
 . "$(dirname "$0")/rc_integrity_lib.sh"
 
 rig_suites sroce-sroce
-# Races between CPUs are what it is for: make test runs it on the debug
-# kernel with --smp 2 (TESTS_SMP in tools/test-all.sh).
+# Races between CPUs are what it is for: make test runs it with --smp 2 on
+# stock 6.1 (its place line: the smp2 run).
 [ "$(nproc)" -ge 2 ] || rig_skip "needs two vCPUs per guest (tools/vm/suite.sh --smp 2)"
 if [ "$RIG_DEV_TYPE" != sroce ] || [ "${RIG_PEER_DEV_TYPE:-}" != sroce ]; then
 	rig_skip "the stress test runs sroce-sroce"

@@ -5,6 +5,7 @@
 # baseline that RDMA numbers on this rig are compared with. Passes when both
 # sides exit 0 and the receiver reports a non-zero rate.
 # timeout: 60
+# place: stock@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh

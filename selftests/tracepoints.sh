@@ -20,6 +20,7 @@
 #     own work completed, and a's retransmission after a lost last ACK
 #     would find b's QP gone (debugfs_faults.sh says more).
 # timeout: 240
+# place: stock@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/lossfilter.sh

@@ -8,6 +8,7 @@
 # side checks its exit status and that it moved exactly SIZE * ITERS * 2
 # bytes (lib/pingpong.sh).
 # timeout: 200
+# place: stock@3 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

@@ -13,6 +13,7 @@
 # sends a WR Q_Key as it is, high bit or not, so there the own-Q_Key
 # checks are skipped (reported, not passed).
 # timeout: 90
+# place: stock@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 rig_suites sroce-sroce rxe-rxe

@@ -16,7 +16,8 @@
 # ibv_rc_pingpong over the loopback path moves checked data. The kernel
 # log must stay clean (the runner's check). Prints the iterations run and
 # the processes killed.
-# timeout: 210
+# timeout: 480
+# place: debug-1@2
 . "$(dirname "$0")/lib/guest.sh"
 . "$(dirname "$0")/sroce_ctrl_lib.sh"
 # A control-path test of sroce: sroce-sroce, or one sroce guest.

@@ -14,6 +14,7 @@
 # one untagged frame fails the test (sroce routed by the link's netdev
 # until the GID's own netdev picked the route, kernel/sroce_net.c).
 # timeout: 300
+# place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/pingpong.sh

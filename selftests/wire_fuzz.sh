@@ -28,7 +28,8 @@
 # acceptable garbage then lands in the live connection, so the traffic may
 # fail (it must end, with an error status), and only the kernel's health and
 # the stateless drop counts are checked.
-# timeout: 150
+# timeout: 450
+# place: debug@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -11,6 +11,7 @@
 # a, each of its send QPs sending to the other side's XRC SRQ. rdma_rxe
 # has no XRC: sroce-sroce only.
 # timeout: 240
+# place: 6.12@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 rig_suites sroce-sroce

@@ -12,9 +12,12 @@
 #   clang-format  --dry-run --Werror on the C++ sources of provider/, tests/
 #                 and tools/ (the repo's .clang-format)
 #   shell         shellcheck on the project's bash and busybox sh scripts
+#   placement     every guest test in TEST_PROGS says where it runs, in one
+#                 "# place:" line of known runs and tiers that fit its
+#                 rig_suites line (tools/placement.sh --check)
 # A check with nothing to look at yet is reported as skipped.
 #
-#   tools/lint.sh [CHECK...]      (default: all five)
+#   tools/lint.sh [CHECK...]      (default: all six)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,7 +29,7 @@ checkpatch=${CHECKPATCH:-/usr/src/linux-source-6.1/scripts/checkpatch.pl}
 ignore_file=$here/checkpatch-ignore.txt
 work=$repo/out/lint
 checks=("$@")
-[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse sparse-6.12 clang-format shell)
+[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse sparse-6.12 clang-format shell placement)
 
 cd "$repo" || exit 1
 mkdir -p "$work"
@@ -205,6 +208,17 @@ check_shellcheck() {
 	fi
 }
 
+check_placement() {
+	local out
+	if out=$(bash "$here/placement.sh" --check 2>&1); then
+		ktap_diag "placement: $(bash "$here/placement.sh" | wc -l) placements of $(make -s --no-print-directory -C "$repo/selftests" list_tests TESTS='$(TEST_PROGS)' | wc -l) tests"
+		ktap_pass placement
+	else
+		while IFS= read -r l; do ktap_diag "$l"; done <<<"$out"
+		ktap_fail placement
+	fi
+}
+
 ktap_header
 ktap_plan "${#checks[@]}"
 for c in "${checks[@]}"; do
@@ -222,6 +236,7 @@ for c in "${checks[@]}"; do
 		;;
 	clang-format) check_clang_format ;;
 	shell) check_shellcheck ;;
+	placement) check_placement ;;
 	*)
 		ktap_diag "unknown check $c"
 		ktap_fail "$c"

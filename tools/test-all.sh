@@ -1,240 +1,110 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Every test of the project, in order (what "make test" and .ci/run run):
+# The project's tests (what "make test", "make test-full" and .ci/run run):
 #   1. setup        tools/setup.sh (installs missing Debian packages)
-#   2. build        sroce.ko for the guest kernel, then the CMake tree
-#                   (provider, host unit tests); parts not in the tree yet
-#                   are reported as skipped, not built
-#   3. unit         ctest in build/ (one case per test)
-#   4. lint         tools/lint.sh (one case per check); steps 3, 4 and
-#                   4b (dkms) run at nice 19 in the background when guest
-#                   suites follow, reported after the stock suites
-#   5. rig          tools/vm/selftest.sh: the test rig's own self-tests
-#   6. guests       tools/vm/suite.sh for each suite in GUEST_SUITES
-#                   (sroce-sroce on the stock 6.1 kernel: the two-guest
-#                   tests of TESTS_STOCK, then TESTS_SMP with two vCPUs
-#                   per guest; sroce-rxe but TESTS_NOT_RXE, rxe-sroce;
-#                   rxe-rxe with --rxe-rxe; one case per KTAP test line,
-#                   plus the rig's verdict); then sroce-sroce on 6.12 LTS
-#                   guests (the two-guest tests of TESTS_612), sroce-rxe
-#                   on 6.12 (TESTS_612_RXE: RDMA FLUSH, which rxe offers
-#                   from 6.2 on) and a 6.1 guest against a 6.12 guest
-#                   (TESTS_CROSS); then the one-guest tests of
-#                   TESTS_STOCK (6.1) and TESTS_612 in two one-guest
-#                   rigs side by side (sroce-stock-1, sroce-6.12-1)
-#   7. bench        tools/bench/bench.sh --smoke: the benchmark runs and
+#   2. build        sroce.ko for every guest kernel (6.1, 6.12, and the
+#                   debug 6.1 kernel once it is built: from the cache, or in
+#                   the background at nice 19 from here on), then the CMake
+#                   tree (provider, tools); parts not in the tree yet are
+#                   reported as skipped, not built
+#   3. checks       ctest (host unit tests), tools/lint.sh, tools/dkms.sh
+#                   test: at nice 19 in the background when guests follow,
+#                   reported after the stock kernels' runs
+#   4. rig          tools/vm/selftest.sh, the rig's own self-tests (shard 3)
+#   5. guests       the runs of tools/placement.sh (each test's "# place:"
+#                   line says in which runs and tiers it runs): the pair runs
+#                   on stock kernels (stock, smp2, sroce-rxe, rxe-sroce,
+#                   6.12, 6.12-rxe, cross), one boot each
+#   6. bench        tools/bench/bench.sh --smoke: the benchmark runs and
 #                   produces every number (none is judged)
-#   8. debug        sroce-sroce on the debug kernel (KASAN, lockdep,
-#                   KMEMLEAK, UBSAN...: tools/vm/debug-kernel.sh, cached;
-#                   when it is not, it builds in the background from
-#                   step 2 on): every test but those in TESTS_STOCK (run
-#                   on the stock 6.1 kernel in step 6), TESTS_INTEROP
-#                   (sroce-rxe and rxe-sroce only), TESTS_612_ONLY and
-#                   TESTS_NOT_DEBUG; its one-guest tests first, in two
-#                   one-guest rigs side by side, then its pair; with
-#                   --no-debug sroce-sroce runs whole on the stock 6.1
-#                   kernel in step 6
-#   (after lint)    dkms: tools/dkms.sh test builds sroce with DKMS for
-#                   every installed kernel in a private DKMS tree
-# Prints a result per step and ends with "N passed, N failed"; exits
-# non-zero when anything failed.
+#   7. one guest    the one-guest runs (stock-1, 6.12-1, debug-1) in two
+#                   lanes side by side, then the debug kernel's pair run
+# What runs: the gate (every submission: steps 1-3, the bench smoke and the
+# tests placed "@gate") and one shard of three ("@1", "@2" or "@3"; the rig
+# self-tests are shard 3's), picked from the commit: shard = (number of
+# commits in HEAD's history) mod 3 + 1, so the same commit always runs the
+# same shard and any three consecutive commits run all three
+# (SROCE_SHARD=1|2|3 picks one, SROCE_SHARD=gate runs the gate alone).
+# --full (make test-full) runs the gate and all three shards, one boot
+# per run.
+# A time budget (SROCE_TEST_BUDGET seconds from the start, 4800 by default,
+# none with --full): a run whose measured time would take the whole past it
+# is not started, its tests count as failed ("not run: budget"), and the
+# summary still ends the output; a run that is started is stopped at the
+# budget. Prints a result per step and ends with "N passed, N failed";
+# exits non-zero when anything failed.
 #
-#   tools/test-all.sh [--no-guests] [--no-rig] [--no-6.12] [--no-debug]
-#                     [--rxe-rxe] [--suites "sroce-sroce ..."]
+#   tools/test-all.sh [--full] [--shard N] [--no-guests] [--no-rig]
+#                     [--no-6.12] [--no-debug] [--rxe-rxe]
+#                     [--suites "SUITE ..."]
+# --no-6.12 and --no-debug leave those kernels' runs out; --rxe-rxe adds
+# rdma_rxe alone in both guests with every test (a check of the tests);
+# --suites runs those suites whole on stock 6.1 instead of the placements
+# (make test-rxe: --suites rxe-rxe).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cd "$repo" || exit 1
 
-# Guest suites, each one boot of a guest pair (tools/vm/suite.sh SUITE runs
-# selftests/ with device TYPE_A in guest a and TYPE_B in guest b). A suite
-# that needs sroce is skipped while sroce.ko is not built. To add one, add
-# its name here, e.g. sroce-sroce or sroce-rxe.
-# rxe-rxe (every test on rdma_rxe alone: a check of the tests, not of
-# sroce) runs with --rxe-rxe or "make test-rxe".
-GUEST_SUITES=(sroce-sroce sroce-rxe rxe-sroce)
-# The second LTS kernel: a shorter sroce-sroce run on 6.12 guests, and the
-# RC tests between a 6.1 guest (a) and a 6.12 guest (b). README names them.
-# The 6.12 list is short for CI's time; "tools/vm/suite.sh -k 6.12
-# sroce-sroce" runs (and passes) the whole suite there.
 KERNEL_612=6.12
-# The 6.12 list: the tests of code that differs between the kernels (the
-# core's API: links, objects, invalid verbs, memcg accounting, rdma_cm,
-# RDMA FLUSH, namespaces, restrack's resource details, device memory, ODP,
-# XRC, NVMe-oF's controller resets under load), and the tests that run on
-# no debug kernel (TESTS_NOT_DEBUG): ring_memcg, res_details, congestion,
-# isolation, xrc, sroce_ctrl_two_devs (sroce_ctrl_netns_exclusive runs on
-# stock 6.1, TESTS_STOCK, which balances the two one-guest rigs). Out of
-# it for CI's time: the tail probe, hostile rings and the stress
-# (TESTS_SMP: stock 6.1 with two vCPUs), VLANs and the delayed ACK's
-# counts (stock 6.1): sroce's code for them is the same on both kernels.
-# Its one-guest tests run in sroce-6.12-1 (step 6).
-TESTS_612="link.sh rc_integrity.sh rc_errors.sh rc_flush.sh sroce_ctrl_invalid.sh
-	sroce_ctrl_link.sh sroce_ctrl_objects.sh ring_memcg.sh rdma_cm.sh
-	sroce_ctrl_netns.sh res_details.sh device_memory.sh odp.sh xrc.sh
-	nvmeof_ctrl.sh congestion.sh isolation.sh sroce_ctrl_two_devs.sh"
-TESTS_612_RXE="rc_flush.sh rc_integrity.sh"
-# Races between CPUs (a window bind against deregistration, ring flag
-# updates, the tail probe's timers against the requester and the ACKs)
-# need guests with two vCPUs: these run on the stock 6.1 kernel with
-# --smp 2 (sroce-sroce-smp2), the full test each (hostile_rings' long
-# flushes too). On the debug kernel two vCPUs cost some 790 s of CI's
-# time for these three (the debug guests' every fork and exec is 7 times
-# the stock kernel's: 700 ms for /bin/true); hostile_rings runs there
-# with one vCPU (its forged WQEs and indices under KASAN, its flag race
-# preempted rather than in parallel), stress and rc_tail_loss do not
-# (TESTS_NOT_DEBUG).
-TESTS_SMP="stress.sh hostile_rings.sh rc_tail_loss.sh"
-# The debug kernel runs a test 3 to 5 times slower than the stock one
-# (measured: the whole suite 875 s on stock 6.1, some 2700 s on the debug
-# kernel). These run on the stock 6.1 kernel instead (sroce-sroce-stock),
-# to keep CI within its time: the tests that measure (perftest, the busy
-# poll's latency, the soak), msg_size's 2 GiB SEND (6 minutes with
-# KASAN), and tests whose kernel paths the debug run takes through other
-# tests: netns_pair (sroce_ctrl_netns, sroce_ctrl_netns_exclusive), the
-# pingpongs (the rc_integrity tests, with every byte checked), two of the
-# rc_integrity variants (path MTU and sizes) and its host-only selfcheck,
-# the comparison with rxe; the block storage tests under fio (the stack
-# above sroce is the kernel's; nvmeof.sh runs the NVMe-oF path on the
-# debug kernel, and the debug kernel has no LIO target); the tail probe on
-# a 40 ms path (rc_tail_loss_slow: the debug kernel's own round trip is
-# near the ACK timeout already; rc_tail_loss runs there); the delayed
-# ACK's counts (rc_ack_delay: a debug guest's replies come too late for
-# the ping-pong mode it checks); userspace rdma_cm between the guests
-# (rdma_cm: on the debug kernel the kernel's rdma_cm user NVMe-oF
-# connects between the guests), UD between them (ud_pingpong: nvmeof's
-# rdma_cm takes UD's wire path there); rdma-core's own suite
-# (rdma_core_suite: 285 s of the debug run, where sroce-verbs-check's
-# commands take the same verbs: verbs_fuzz, xrc, odp, srq_verbs,
-# device_memory, isolation; it runs on 6.1 and 6.12); VLANs (vlan: 228 s
-# of the debug run; sroce's own code is the same on a VLAN as on its
-# netdev, the stack below it tags; sroce_ctrl_bond runs sroce over an
-# upper device, on stock 6.1 too), the trace events (tracepoints: they read the
-# fields the data path reads) and NFS over RDMA (nfs_rdma: nvmeof.sh takes
-# the kernel consumers' verbs there, FRWR and remote invalidation).
-# The loss tests with netem and filters (rc_netem, rc_nak_loss: their
-# recovery paths, retransmission, duplicates, sequence NAKs and the ACK
-# timeout, run on the debug kernel under debugfs_faults' knobs,
-# rc_window_timeout and rc_tail_loss); sroce_ctrl_rename (no sroce kernel
-# code: the core renames, the provider matches by sroce_abi), sroce_ctrl_bond
-# (sroce's netdev event code runs on the debug kernel under sroce_ctrl_port
-# and sroce_ctrl_two_devs, MTU and carrier changes; 144 s there),
-# sroce_ctrl_devinfo and cq_timestamps (queries and the provider's extended
-# CQ: sroce_ctrl_objects and the rc tests take their kernel paths), and
-# counters (184 s of the debug pair, its two transfers timed to outlast its
-# checks; debugfs_faults, rc_errors, rc_rnr and rc_tail_loss still read
-# the device's counters on the debug kernel, but none binds a QP to a
-# counter there: a loss, for CI's time); bounded_work (it measures how
-# long sroce's large ring work keeps a 1 ms sleeper waiting, and the
-# debug kernel adds unpreemptible work of its own (KASAN's vmalloc
-# shadow, KMEMLEAK): there, beside a loaded host, it once waited 435 ms
-# where 294 were allowed, every WQE moved right, the cause not found;
-# the stock kernel measures sroce's part. The same ring code, growing an
-# SRQ with receives posted and resizing CQs that hold completions, runs
-# at small sizes under KASAN in srq_verbs, sroce_ctrl_objects and
-# verbs_fuzz); and for CI's time four transport tests of the pair:
-# rc_order (the responder's ordering behind a READ runs on the debug
-# kernel in resp_order, against a forged peer), rc_integrity_srq (SRQs'
-# verbs and rings: srq_verbs), rc_window_timeout and rc_vanish (the ACK
-# timeout's retransmissions and a QP's error flush: debugfs_faults'
-# tx_drop, rc_errors).
-TESTS_STOCK="tcp_bw.sh write_bw.sh read_bw.sh send_lat.sh atomic_bw.sh perf_matrix.sh
-	rc_busy_poll.sh rc_soak.sh msg_size.sh netns_pair.sh rc_pingpong.sh uc_pingpong.sh
-	srq_pingpong.sh rc_integrity_mtu1024.sh rc_integrity_large.sh rc_integrity_selfcheck.sh
-	sroce_ctrl_vs_rxe.sh domains.sh nvmeof_fio.sh nvmeof_teardown.sh
-	srp_teardown.sh iser_teardown.sh rc_tail_loss_slow.sh rc_ack_delay.sh rdma_cm.sh
-	ud_pingpong.sh rdma_core_suite.sh vlan.sh tracepoints.sh nfs_rdma.sh
-	rc_netem.sh rc_nak_loss.sh sroce_ctrl_rename.sh sroce_ctrl_bond.sh sroce_ctrl_devinfo.sh
-	cq_timestamps.sh counters.sh bounded_work.sh rc_integrity_uc.sh ud_qkey.sh
-	sroce_ctrl_link.sh rc_order.sh rc_integrity_srq.sh rc_window_timeout.sh rc_vanish.sh
-	sroce_ctrl_netns_exclusive.sh"
-# Not in sroce-sroce at all (for CI's time): SRP and iSER run in sroce-rxe
-# and rxe-sroce, with sroce as the target in one and the initiator in the
-# other; their teardown tests run in sroce-sroce-stock.
-TESTS_INTEROP="srp.sh iser.sh"
-# One-guest tests of TESTS_STOCK that measure a wait (bounded_work: how
-# long a 1 ms sleeper waits behind sroce's ring work): in the stock pair,
-# whose guest b idles through them, not in sroce-stock-1 beside another
-# busy guest, where the host's own scheduling would be in the measured
-# wait.
-TESTS_TIMED="bounded_work.sh"
-# On the 6.12 kernel only (TESTS_612), for CI's time: NVMe-oF's controller
-# resets under fio (nvmeof_ctrl, 71 s on stock 6.1). On 6.1 the same sroce
-# code, QPs torn down and made again under a ULP's load, runs under
-# nvmeof_teardown (stock) and nvmeof (debug).
-TESTS_612_ONLY="nvmeof_ctrl.sh"
-# Not on the debug kernel either, for CI's time (a full run must end
-# within 75 minutes; the debug kernel runs a test 3 to 5 times as long):
-# stress and rc_tail_loss (TESTS_SMP, stock 6.1 with two vCPUs); rc_flush
-# (the 6.1 core has no RDMA FLUSH: it skipped there; 6.12 runs it, against
-# rxe too); res_details, ring_memcg, congestion, isolation and xrc (sroce's
-# restrack callbacks, its rings' memcg charge, ECN marks and CNPs, keys
-# across processes, XRC: on 6.12, TESTS_612; the objects they walk are
-# made and freed under KASAN in sroce_ctrl_objects, verbs_fuzz, srq_verbs
-# and rc_integrity_srq there); rc_integrity_uc and ud_qkey (UC and UD
-# between the guests, on stock 6.1: TESTS_STOCK; the debug kernel takes
-# UC's and UD's verbs in verbs_fuzz and sroce_ctrl_objects, UD's wire path
-# in the kernel's rdma_cm of nvmeof); sroce_ctrl_two_devs (6.12, in full:
-# 196 s of a debug rig; sroce_ctrl_netns_exclusive, 460 s there, is in
-# TESTS_STOCK); on the debug kernel a held device's disassociation, its
-# mappings zapped, runs in sroce_ctrl_removal, two held devices sharing a
-# socket in sroce_ctrl_removal's rmmod; sroce_ctrl_link (6.12 and stock
-# 6.1, TESTS_STOCK, in full: 295 s of a debug rig, most of it its checks'
-# processes; on the debug kernel every test adds and deletes links, and
-# sroce_ctrl_removal deletes them and unloads the module under holders);
-# sroce_ctrl_netns (6.12, in full: 495 s of a debug rig; its IPv6 step's
-# paths run there in rc_integrity_ipv6, a netdev's removal under a held
-# device in sroce_ctrl_removal; a namespace's socket closed under traffic
-# runs on no debug kernel: a loss, for CI's time).
-TESTS_NOT_DEBUG="stress.sh rc_tail_loss.sh rc_flush.sh res_details.sh ring_memcg.sh
-	congestion.sh isolation.sh xrc.sh rc_integrity_uc.sh ud_qkey.sh
-	sroce_ctrl_two_devs.sh sroce_ctrl_link.sh sroce_ctrl_netns.sh"
-TESTS_CROSS="rc_integrity.sh rc_flush.sh"
-# Not in sroce-rxe (for CI's time; "tools/vm/suite.sh sroce-rxe" runs them):
-# tests of sroce's local features, whose rxe peer only carries ordinary RC
-# traffic that the other sroce-rxe tests put on the wire as well: the
-# device's counters, sroce in a network namespace (rxe cannot be in one: it
-# answers from init_net, "the wire does not care"), the busy-polled CQ,
-# and NVMe-oF's controller resets and fio load (nvmeof.sh runs NVMe-oF
-# against rxe both ways: connect, I/O verified, disconnect); and perftest's
-# programs, which rxe-sroce runs between the two (sroce the client there;
-# the verbs they take with rxe requesting and sroce responding are
-# rc_integrity's here, every byte checked). Some 360 s of the 837 s
-# sroce-rxe took on a slow host.
-TESTS_NOT_RXE="counters.sh netns_pair.sh rc_busy_poll.sh nvmeof_ctrl.sh nvmeof_fio.sh
-	atomic_bw.sh read_bw.sh send_lat.sh write_bw.sh perf_matrix.sh"
-# On the debug kernel the tests that need only one guest (their rig_suites
-# line names the one-guest suite "sroce") run first in two one-guest rigs
-# side by side (the tests here in sroce-debug-2, the others in
-# sroce-debug-1: about as long each, some 900 s each on a slow host), then the
-# two-guest tests in a pair: a one-guest test in the pair would keep one of
-# CI's two cores busy while the other guest idles. Tried and taken back:
-# the pair beside the heavier one-guest rig (two streams, the lighter rig
-# after the pair): the pair keeps more than one core busy, and beside it
-# the one-guest rig's control tests took 2.5 times as long (sroce_ctrl_link
-# 533 s, was 209; sroce_ctrl_two_devs 311, was 123).
-TESTS_SOLO2="sroce_ctrl_removal.sh sroce_ctrl_invalid.sh hostile_rings.sh
-	srq_verbs.sh sroce_ctrl_objects.sh"
-
 guests=1
 rig=1
 with612=1
 debug=1
+full=0
+rxe_rxe=0
+whole_suites=()
+shard=${SROCE_SHARD:-}
+budget=${SROCE_TEST_BUDGET:-}
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--full) full=1 ;;
+	--shard) shard=${2:?}; shift ;;
 	--no-guests) guests=0 ;;
 	--no-rig) rig=0 ;;
 	--no-6.12) with612=0 ;;
 	--no-debug) debug=0 ;;
-	--rxe-rxe) GUEST_SUITES=(rxe-rxe "${GUEST_SUITES[@]}") ;;
-	--suites) read -ra GUEST_SUITES <<<"${2?}"; shift ;;
-	-h | --help) sed -n '3,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--rxe-rxe) rxe_rxe=1 ;;
+	--suites) read -ra whole_suites <<<"${2?}"; shift ;;
+	-h | --help) sed -n '3,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
 done
+
+# The tiers this run takes, and why.
+commits=$(git -C "$repo" rev-list --count HEAD 2>/dev/null || echo 0)
+head_id=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo "no git")
+if [ "$full" = 1 ]; then
+	tiers="gate 1 2 3"
+	tiers_why="the gate and all three shards (--full)"
+	budget=${budget:-0}
+else
+	if [ -z "$shard" ]; then
+		shard=$((commits % 3 + 1))
+		shard_why="picked by commit $head_id, $commits commits"
+	else
+		shard_why="SROCE_SHARD/--shard"
+	fi
+	case "$shard" in
+	1 | 2 | 3)
+		tiers="gate $shard"
+		tiers_why="the gate and shard $shard of 3 ($shard_why)"
+		;;
+	gate)
+		tiers="gate"
+		tiers_why="the gate alone ($shard_why)"
+		;;
+	*) echo "test-all: bad shard $shard (1, 2, 3 or gate)" >&2; exit 2 ;;
+	esac
+	budget=${budget:-4800}
+fi
+[[ "$budget" =~ ^[0-9]+$ ]] || { echo "test-all: bad SROCE_TEST_BUDGET $budget" >&2; exit 2; }
+# The rig's self-tests are shard 3's.
+in_tier() { [[ " $tiers " == *" $1 "* ]]; }
+in_tier 3 || rig=0
 
 logs=$repo/out/test-all
 rm -rf "$logs"
@@ -243,6 +113,18 @@ passed=0
 failed=0
 skipped=0
 failures=()
+
+# The placements of the tiers this run takes (tools/placement.sh): run_tests
+# RUN prints that run's tests, comma-separated (none with --suites).
+declare -A run_tests_of=()
+while read -r tt rr _; do
+	run_tests_of[$rr]+="${run_tests_of[$rr]:+,}$tt"
+done < <([ ${#whole_suites[@]} -gt 0 ] || bash tools/placement.sh --tiers "$tiers")
+[ "$with612" = 1 ] || unset 'run_tests_of[6.12]' 'run_tests_of[6.12-1]' 'run_tests_of[6.12-rxe]' 'run_tests_of[cross]'
+[ "$debug" = 1 ] || unset 'run_tests_of[debug]' 'run_tests_of[debug-1]'
+run_tests() { echo "${run_tests_of[$1]:-}"; }
+need_debug() { [ -n "$(run_tests debug)$(run_tests debug-1)" ]; }
+
 t_start=$EPOCHSECONDS
 
 # step NAME: a step's line begins; when, is kept for the timeline at the end
@@ -460,10 +342,9 @@ fi
 # the background at nice 19 while the steps and suites that do not need it
 # run: it takes the CPU they leave idle (lint and checkpatch are one
 # process, a guest often waits for its peer) and yields at once to them.
-# The debug suites run last, after debug_kernel_finish has waited for it.
+# The debug runs come last, after debug_kernel_finish has waited for it.
 dbg_pid=""
-if [ "$debug" = 1 ] && [ "$guests" = 1 ] && [ "$module_built" = 1 ] &&
-	[[ " ${GUEST_SUITES[*]} " == *" sroce-sroce "* ]]; then
+if [ "$guests" = 1 ] && [ "$module_built" = 1 ] && need_debug; then
 	step "build: debug kernel"
 	dbg_t0=$EPOCHSECONDS
 	nice -n 19 bash tools/vm/debug-kernel.sh >"$logs/debug-kernel.log" 2>&1 &
@@ -624,19 +505,20 @@ report_host_checks() {
 	grep -q '^not ok' "$logs/dkms.log" && show_failures "$logs/dkms.log"
 }
 
+
 host_pid=""
 if [ "$guests" = 1 ]; then
 	step "checks: unit, lint, dkms"
 	host_checks 19 &
 	host_pid=$!
-	echo "started in the background at nice 19 (reported after the stock suites)"
+	echo "started in the background at nice 19 (reported after the stock kernels' runs)"
 else
 	host_checks
 	report_host_checks
 fi
 
-# --- 5. rig self-tests --------------------------------------------------------
-if [ "$rig" = 1 ]; then
+# --- 4. rig self-tests --------------------------------------------------------
+if [ "$rig" = 1 ] && [ "$guests" = 1 ]; then
 	step "rig self-tests"
 	t=$EPOCHSECONDS
 	# Not beside lint and dkms: tried, lint took 243 s instead of 125
@@ -649,61 +531,163 @@ if [ "$rig" = 1 ]; then
 	grep -q '^not ok' "$logs/rig-selftest.log" && show_failures "$logs/rig-selftest.log"
 fi
 
-# --- 6. guest suites ----------------------------------------------------------
+# --- 5. guest runs ------------------------------------------------------------
 
-# guest_suite LABEL NEEDS [SUITE.SH ARGS...] SUITE: one boot of a guest pair,
-# reported as LABEL; NEEDS is 0 when the sroce.ko it needs was not built.
-guest_suite() {
-	local label=$1 built=$2
-	shift 2
+# The runs of tools/placement.sh: RUN's report label, its tools/vm/suite.sh
+# arguments (word-split: no spaces inside one) and whether the sroce.ko it
+# needs was built. The debug kernel's runs are shorter where a test says so
+# (SROCE_SHORT=1: sroce_ctrl_removal and hostile_rings leave out steps or
+# rounds whose kernel paths other steps or tests take there; one object
+# loop after the warm-up; 2000 round trips for transfers that only have to
+# outlast a check).
+dbg_env="-e SROCE_CTRL_OBJECT_LOOPS=1 -e SROCE_LONG_ITERS=2000 -e SROCE_SHORT=1"
+run_label() {
+	case "$1" in
+	stock) echo sroce-sroce-stock ;;
+	stock-1) echo sroce-stock-1 ;;
+	smp2) echo sroce-sroce-smp2 ;;
+	6.12) echo sroce-sroce-6.12 ;;
+	6.12-1) echo sroce-6.12-1 ;;
+	6.12-rxe) echo sroce-rxe-6.12 ;;
+	cross) echo sroce-sroce-6.1-6.12 ;;
+	debug) echo sroce-sroce-debug ;;
+	debug-1) echo sroce-debug-1 ;;
+	*) echo "$1" ;;
+	esac
+}
+run_args() {
+	case "$1" in
+	stock) echo sroce-sroce ;;
+	stock-1) echo sroce ;;
+	smp2) echo --smp 2 sroce-sroce ;;
+	6.12) echo -k "$KERNEL_612" sroce-sroce ;;
+	6.12-1) echo -k "$KERNEL_612" sroce ;;
+	6.12-rxe) echo -k "$KERNEL_612" sroce-rxe ;;
+	cross) echo --kernel-b "$KERNEL_612" sroce-sroce ;;
+	debug) echo -k debug "$dbg_env" sroce-sroce ;;
+	debug-1) echo -k debug "$dbg_env" sroce ;;
+	*) echo "$1" ;;
+	esac
+}
+run_built() {
+	case "$1" in
+	6.12 | 6.12-1 | 6.12-rxe) echo "$module612_built" ;;
+	cross) [ "$module_built" = 1 ] && [ "$module612_built" = 1 ] && echo 1 || echo 0 ;;
+	debug | debug-1) echo "$moduledbg_built" ;;
+	rxe-rxe) echo 1 ;;
+	*) echo "$module_built" ;;
+	esac
+}
+
+
+# Measured times, for the budget: each run's tests' times ("TEST SECONDS",
+# and "boot SECONDS" for the rest of the run: boots, scans, checks) from
+# the last run of that label on this machine, in $times_dir/LABEL; where
+# there is none, a test's "# timeout:" / 3 (its limit is about three times
+# its time on its slowest kernel) and a boot of 60 s (240 s on the debug
+# kernel: its boot and KMEMLEAK's scans).
+times_dir=${SROCE_TIMES_DIR:-/var/cache/sroce/times}
+mkdir -p "$times_dir" 2>/dev/null || times_dir=$logs/times
+mkdir -p "$times_dir"
+test_limit() {
+	local l
+	l=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "selftests/$1" 2>/dev/null | head -n 1)
+	echo "${l:-240}"
+}
+# estimate LABEL "A.sh,B.sh": seconds.
+# (The debug kernel's one-guest rigs, sroce-debug-1 and -2, share their
+# tests' times: a test may run in either.)
+estimate() {
+	local label=$1 tt s sum boot=60 rec=$times_dir/$1 recs
+	[[ "$label" == *debug* ]] && boot=240
+	recs=("$rec")
+	[[ "$label" == sroce-debug-? ]] && recs=("$times_dir"/sroce-debug-?)
+	s=$(awk '$1 == "boot" { print $2 }' "$rec" 2>/dev/null)
+	sum=${s:-$boot}
+	for tt in ${2//,/ }; do
+		s=$(awk -v t="${tt%.sh}" '$1 == t { v = $2 } END { print v }' "${recs[@]}" 2>/dev/null)
+		sum=$((sum + ${s:-$(($(test_limit "$tt") / 3))}))
+	done
+	echo "$sum"
+}
+# record_times LABEL: keep the times of the run that just ended (its log).
+record_times() {
+	local label=$1 log=$logs/suite-$1.log start end total sum
+	read -r start end <"$logs/suite-$label.when" 2>/dev/null || return 0
+	total=$((end - start))
+	sed -n 's/^ *# \([a-z0-9_]*\): \([0-9]*\) s; memory after.*/\1 \2/p' "$log" >"$logs/times-$label"
+	[ -s "$logs/times-$label" ] || return 0
+	sum=$(awk '{ s += $2 } END { print s + 0 }' "$logs/times-$label")
+	echo "boot $((total > sum ? total - sum : 0))" >>"$logs/times-$label"
+	# Tests of this label not run this time keep their old times.
+	[ -f "$times_dir/$label" ] && awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen)' \
+		"$logs/times-$label" "$times_dir/$label" >>"$logs/times-$label"
+	cp "$logs/times-$label" "$times_dir/$label" 2>/dev/null || true
+}
+
+# Whole-run limit: the sum of its tests' limits plus boot (suite.sh's own
+# default), but never past the budget, so that a hung run still leaves
+# the summary inside CI's time.
+run_limit() {
+	local tt lim=240 left
+	for tt in ${1//,/ }; do
+		lim=$((lim + $(test_limit "$tt") + 15))
+	done
+	if [ "$budget" -gt 0 ]; then
+		left=$((budget - (EPOCHSECONDS - t_start)))
+		[ "$left" -lt 60 ] && left=60
+		[ "$left" -lt "$lim" ] && lim=$left
+	fi
+	echo "$lim"
+}
+
+# over_budget EST [AFTER]: true when a run of EST seconds, started AFTER
+# seconds from now (0), would end past the budget.
+over_budget() {
+	[ "$budget" -gt 0 ] || return 1
+	[ $((EPOCHSECONDS - t_start + ${2:-0} + $1)) -gt "$budget" ]
+}
+
+# not_run LABEL "A.sh,B.sh" WHY: the run was not started; each test fails.
+not_run() {
+	local tt
+	echo "NOT RUN ($3)"
+	for tt in ${2//,/ }; do
+		case_result "$1: ${tt%.sh}" fail "not run: $3"
+	done
+}
+
+# guest_run RUN: one boot for RUN's tests, reported as its label.
+guest_run() {
+	local run=$1 label tests est
+	tests=$(run_tests "$run")
+	[ -n "$tests" ] || return 0
+	label=$(run_label "$run")
 	step "guests: $label"
 	t=$EPOCHSECONDS
-	if [ "$built" != 1 ]; then
-		echo "SKIP (sroce.ko was not built)"
+	if [ "$(run_built "$run")" != 1 ]; then
+		echo "SKIP (the sroce.ko it needs was not built)"
 		case_result "suite $label" skip
 		return
 	fi
-	bash tools/vm/suite.sh "$@" >"$logs/suite-$label.log" 2>&1
-	suite_result "$label" $?
+	est=$(estimate "$label" "$tests")
+	if over_budget "$est"; then
+		not_run "$label" "$tests" "budget: about $est s, $((budget - (EPOCHSECONDS - t_start))) s left of $budget"
+		return
+	fi
+	# shellcheck disable=SC2046 # the run's arguments, word-split
+	bash tools/vm/suite.sh -t "$(run_limit "$tests")" --tests "$tests" $(run_args "$run") \
+		>"$logs/suite-$label.log" 2>&1
+	local rc=$?
+	echo "$t $EPOCHSECONDS" >"$logs/suite-$label.when"
+	suite_result "$label" "$rc"
+	record_times "$label"
 }
 
-# guest_suites_parallel NEEDS "LABEL|SUITE.SH ARGS..." ...: several boots at
-# once (word-split arguments: no spaces inside one), reported one after
-# the other when all have ended.
-guest_suites_parallel() {
-	local built=$1 spec label pids=() labels=() i t0=$EPOCHSECONDS
-	shift
-	for spec in "$@"; do
-		label=${spec%%|*}
-		labels+=("$label")
-		if [ "$built" = 1 ]; then
-			# Each its own run folder: two suite.sh of one suite
-			# started together both tidy and relink the suite's
-			# default folders, and one of them once ended at once,
-			# silently (sroce-debug-2, 0 tests run).
-			rm -rf "$repo/out/vm/suites/$label"
-			# shellcheck disable=SC2086 # the arguments, word-split
-			bash tools/vm/suite.sh -o "$repo/out/vm/suites/$label" ${spec#*|} \
-				>"$logs/suite-$label.log" 2>&1 &
-			pids+=($!)
-		fi
-	done
-	for i in "${!labels[@]}"; do
-		step "guests: ${labels[i]}"
-		t=$t0
-		if [ "$built" != 1 ]; then
-			echo "SKIP (sroce.ko was not built)"
-			case_result "suite ${labels[i]}" skip
-			continue
-		fi
-		wait "${pids[i]}"
-		suite_result "${labels[i]}" $?
-	done
-}
-
-# suite_result LABEL RC: count and print the results of a suite's log.
+# suite_result LABEL RC [NOTE]: count and print the results of a suite's
+# log.
 suite_result() {
-	local label=$1 rc=$2 log=$logs/suite-$1.log verdict
+	local label=$1 rc=$2 note=${3:-} log=$logs/suite-$1.log verdict
 	sed -n '/^--- suite /,$p' "$log" | tail -n +2 >"$logs/suite-$label.ktap"
 	count_ktap "$label" "$logs/suite-$label.ktap"
 	verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
@@ -712,110 +696,166 @@ suite_result() {
 	else
 		case_result "$label: rig" fail "${verdict#rig: }"
 	fi
-	echo "$summary ($(took "$t"))"
+	echo "$summary ($(took "$t")$note)"
 	echo "     $verdict"
 	grep -E '^rig: guest .: (userspace .*guest uptime|no userspace)' "$log" | sed 's/^/     /'
 	[ "$rc" = 0 ] || show_failures "$logs/suite-$label.ktap"
 }
 
-# all_tests_but "A.sh B.sh ...": the suite's tests (selftests' TEST_PROGS,
-# in order) but these, on one line (suite.sh --tests; its guests' TESTS).
-all_tests_but() {
-	make -s --no-print-directory -C selftests list_tests |
-		grep -vxF -f <(tr ' \t' '\n\n' <<<"$1" | grep .) | tr '\n' ' '
+# The one-guest runs, in two lanes side by side (a one-guest test in a
+# pair would keep one of CI's two cores idle with guest b). Each lane runs
+# its rigs one after the other; the rigs go to the lanes longest first,
+# each to the lane that ends sooner. A debug-1 that would take longer than
+# all the others together is split in two rigs (sroce-debug-1, -2) first.
+# Tried and taken back: a one-guest rig beside a pair run (three busy
+# guests on two cores: the one-guest rig's control tests took 2.5 times as
+# long).
+# split_tests "A.sh,B.sh,..." LABEL: two comma lists on two lines, longest
+# first into the shorter.
+split_tests() {
+	local tt s a="" b="" sa=0 sb=0
+	for tt in ${1//,/ }; do
+		s=$(estimate "$2" "$tt")
+		echo "$s $tt"
+	done | sort -rn | {
+		while read -r s tt; do
+			if [ "$sa" -le "$sb" ]; then
+				a+="${a:+,}$tt"
+				sa=$((sa + s))
+			else
+				b+="${b:+,}$tt"
+				sb=$((sb + s))
+			fi
+		done
+		echo "$a"
+		echo "$b"
+	}
 }
 
-# one_guest_test SCRIPT: true when the test's top-level rig_suites line names
-# the one-guest suite "sroce" (the runner reads the same line).
-one_guest_test() {
-	local line
-	line=$(grep -m 1 '^rig_suites ' "$1") || return 1
-	[[ " ${line#rig_suites } " == *" sroce "* ]]
-}
-
-# words_but "A B ..." "B ...": the words of the first list not in the second.
-words_but() {
-	local w out=""
-	for w in $1; do
-		[[ " ${2//[$'\t\n']/ } " == *" $w "* ]] || out+="$w "
+# makespan N...: when the last of two lanes ends, the numbers given to
+# them longest first, each to the lane that ends sooner.
+makespan() {
+	local n a=0 b=0
+	for n in $(printf '%s\n' "$@" | sort -rn); do
+		if [ "$a" -le "$b" ]; then a=$((a + n)); else b=$((b + n)); fi
 	done
-	echo "$out"
+	echo $((a > b ? a : b))
 }
 
-# one_guest_tests "A.sh B.sh ..." [0|1]: those of the tests that are
-# one-guest tests (1, the default) or two-guest tests (0), comma-separated
-# (suite.sh --tests).
-one_guest_tests() {
-	local tt out="" want=${2:-1} is
-	for tt in $1; do
-		is=0
-		one_guest_test "selftests/$tt" && is=1
-		[ "$is" = "$want" ] && out+="$tt,"
+one_guest_lanes() {
+	local run r i label tests ests=() dbg_est halves lane0=0 lane1=0 start order
+	local -a lane_of=() est_of=() labels=() testss=() argss=() built=() pids=()
+	for run in stock-1 6.12-1 debug-1; do
+		tests=$(run_tests "$run")
+		[ -n "$tests" ] || continue
+		label=$(run_label "$run")
+		if [ "$run" = debug-1 ] && [[ "$tests" == *,* ]]; then
+			# In two rigs when that ends sooner, their second boot
+			# (and KMEMLEAK's scans) counted.
+			dbg_est=$(estimate "$label" "$tests")
+			mapfile -t halves < <(split_tests "$tests" "$label")
+			if [ -n "${halves[1]}" ] &&
+				[ "$(makespan "${ests[@]}" "$(estimate sroce-debug-1 "${halves[0]}")" \
+					"$(estimate sroce-debug-2 "${halves[1]}")")" -lt \
+					"$(makespan "${ests[@]}" "$dbg_est")" ]; then
+				labels+=(sroce-debug-1 sroce-debug-2)
+				testss+=("${halves[0]}" "${halves[1]}")
+				argss+=("$(run_args "$run")" "$(run_args "$run")")
+				built+=("$(run_built "$run")" "$(run_built "$run")")
+				continue
+			fi
+		fi
+		labels+=("$label")
+		testss+=("$tests")
+		argss+=("$(run_args "$run")")
+		built+=("$(run_built "$run")")
+		ests+=("$(estimate "$label" "$tests")")
 	done
-	echo "${out%,}"
-}
-
-# The one-guest tests of the stock kernels (TESTS_STOCK's but TESTS_TIMED,
-# TESTS_612's) run in two one-guest rigs side by side (sroce-stock-1 on
-# 6.1, sroce-6.12-1), not in the guest pairs, where guest b would idle
-# through them. later_suite LABEL NEEDS SUITE.SH ARGS... adds one (word-
-# split arguments, as in guest_suites_parallel); run_one_guest_stock runs
-# them. Tried and taken back: these and the benchmark's smoke run beside
-# the debug pair, one after the other: beside it (some 1.2 cores busy,
-# and this host's hypervisor taking a quarter of its CPU) msg_size took
-# 271 s instead of 104, and the pair's first test, link, 139 s instead of
-# 47: three busy guests on two cores are much slower than their share.
-one_guest_stock=()
-later_suite() {
-	one_guest_stock+=("$1|$2|${*:3}")
-}
-run_one_guest_stock() {
-	local e need=1 specs=()
-	[ ${#one_guest_stock[@]} -gt 0 ] || return 0
-	for e in "${one_guest_stock[@]}"; do
-		specs+=("${e%%|*}|${e#*|*|}")
-		e=${e#*|}
-		[ "${e%%|*}" = 1 ] || need=0
+	[ ${#labels[@]} -gt 0 ] || return 0
+	# Longest first, each to the lane that ends sooner; a rig that would
+	# end past the budget there is not started (and takes no lane time).
+	for r in "${!labels[@]}"; do
+		est_of[r]=$(estimate "${labels[r]}" "${testss[r]}")
 	done
-	guest_suites_parallel "$need" "${specs[@]}"
-}
-
-if [ "$guests" = 1 ]; then
-	for s in "${GUEST_SUITES[@]}"; do
-		need=1
-		[[ "$s" == *sroce* ]] && need=$module_built
-		# sroce-sroce runs on the debug kernel, last (below), but
-		# for TESTS_STOCK: their two-guest tests here, their
-		# one-guest tests in sroce-stock-1 (below).
-		if [ "$s" = sroce-sroce ] && [ "$debug" = 1 ]; then
-			guest_suite sroce-sroce-stock "$need" --tests \
-				"$(one_guest_tests "$TESTS_STOCK" 0),${TESTS_TIMED// /,}" sroce-sroce
-			later_suite sroce-stock-1 "$need" --tests \
-				"$(one_guest_tests "$(words_but "$TESTS_STOCK" "$TESTS_TIMED")")" sroce
-			guest_suite sroce-sroce-smp2 "$need" --smp 2 --tests "$TESTS_SMP" sroce-sroce
+	order=$(for i in "${!labels[@]}"; do echo "${est_of[i]} $i"; done | sort -rn | cut -d' ' -f2)
+	for r in $order; do
+		[ "${built[r]}" = 1 ] || continue
+		if [ "$lane0" -le "$lane1" ]; then i=0 start=$lane0; else i=1 start=$lane1; fi
+		if over_budget "${est_of[r]}" "$start"; then
+			echo "budget: about ${est_of[r]} s from $((EPOCHSECONDS - t_start + start)) s, budget $budget s" \
+				>"$logs/suite-${labels[r]}.skip"
 			continue
 		fi
-		if [ "$s" = sroce-rxe ]; then
-			guest_suite "$s" "$need" --tests "$(all_tests_but "$TESTS_NOT_RXE")" "$s"
+		lane_of[r]=$i
+		if [ "$i" = 0 ]; then lane0=$((lane0 + est_of[r])); else lane1=$((lane1 + est_of[r])); fi
+	done
+	# lane N: its rigs longest first, each started with a limit that ends
+	# at the budget.
+	run_lane() {
+		local n=$1 r t0
+		for r in $order; do
+			[ "${lane_of[r]:-}" = "$n" ] || continue
+			t0=$EPOCHSECONDS
+			rm -rf "$repo/out/vm/suites/${labels[r]}"
+			# Each its own run folder: two suite.sh of one suite
+			# started together both tidy and relink the suite's
+			# default folders.
+			# shellcheck disable=SC2046 # the arguments, word-split
+			bash tools/vm/suite.sh -o "$repo/out/vm/suites/${labels[r]}" \
+				-t "$(run_limit "${testss[r]}")" --tests "${testss[r]}" ${argss[r]} \
+				>"$logs/suite-${labels[r]}.log" 2>&1
+			echo $? >"$logs/suite-${labels[r]}.rc"
+			echo "$t0 $EPOCHSECONDS" >"$logs/suite-${labels[r]}.when"
+		done
+	}
+	run_lane 0 &
+	pids+=($!)
+	run_lane 1 &
+	pids+=($!)
+	wait "${pids[@]}"
+	for r in "${!labels[@]}"; do
+		step "guests: ${labels[r]}"
+		if [ "${built[r]}" != 1 ]; then
+			echo "SKIP (the sroce.ko it needs was not built)"
+			case_result "suite ${labels[r]}" skip
 			continue
 		fi
-		guest_suite "$s" "$need" "$s"
+		if [ -e "$logs/suite-${labels[r]}.skip" ]; then
+			not_run "${labels[r]}" "${testss[r]}" "$(cat "$logs/suite-${labels[r]}.skip")"
+			continue
+		fi
+		read -r t _ <"$logs/suite-${labels[r]}.when"
+		suite_result "${labels[r]}" "$(cat "$logs/suite-${labels[r]}.rc")" \
+			"; lane $((lane_of[r] + 1)), from $((t - t_start)) s"
+		record_times "${labels[r]}"
 	done
-	if [ "$with612" = 1 ]; then
-		guest_suite "sroce-sroce-6.12" "$module612_built" \
-			-k "$KERNEL_612" --tests "$(one_guest_tests "$TESTS_612" 0)" sroce-sroce
-		later_suite "sroce-6.12-1" "$module612_built" \
-			-k "$KERNEL_612" --tests "$(one_guest_tests "$TESTS_612")" sroce
-		guest_suite "sroce-rxe-6.12" "$module612_built" \
-			-k "$KERNEL_612" --tests "$TESTS_612_RXE" sroce-rxe
-		both=0
-		[ "$module_built" = 1 ] && [ "$module612_built" = 1 ] && both=1
-		guest_suite "sroce-sroce-6.1-6.12" "$both" \
-			--kernel-b "$KERNEL_612" --tests "$TESTS_CROSS" sroce-sroce
+}
+
+# whole_suite SUITE: the suite with every test (--suites, --rxe-rxe).
+whole_suite() {
+	step "guests: $1"
+	t=$EPOCHSECONDS
+	if [[ "$1" == *sroce* ]] && [ "$module_built" != 1 ]; then
+		echo "SKIP (sroce.ko was not built)"
+		case_result "suite $1" skip
+		return
 	fi
-	run_one_guest_stock
+	bash tools/vm/suite.sh "$1" >"$logs/suite-$1.log" 2>&1
+	suite_result "$1" $?
+}
 
-	# --- 7. benchmark smoke ----------------------------------------------
+
+if [ "$guests" = 1 ] && [ ${#whole_suites[@]} -gt 0 ]; then
+	for s in "${whole_suites[@]}"; do
+		whole_suite "$s"
+	done
+elif [ "$guests" = 1 ]; then
+	for run in stock smp2 sroce-rxe rxe-sroce 6.12 6.12-rxe cross; do
+		guest_run "$run"
+	done
+	[ "$rxe_rxe" = 1 ] && whole_suite rxe-rxe
+
+	# --- 6. benchmark smoke ----------------------------------------------
 	# "make bench" in its smallest form: it must run and produce every
 	# number and the plot; no number is judged (Documentation/benchmark.rst).
 	# It acts as if the link stopped after step 3: the guests must be booted
@@ -825,9 +865,13 @@ if [ "$guests" = 1 ]; then
 	if [ "$module_built" != 1 ] || [ "$cmake_ok" != 1 ]; then
 		echo "SKIP (sroce.ko or the provider was not built)"
 		case_result bench-smoke skip
+	elif over_budget "$(awk '$1 == "total" { print $2 }' "$times_dir/bench-smoke" 2>/dev/null || echo 150)"; then
+		echo "NOT RUN (budget)"
+		case_result bench-smoke fail "not run: budget"
 	elif bash tools/bench/bench.sh --smoke --test-link-stop 3 -o "$logs/bench-smoke" \
 		>"$logs/bench-smoke.log" 2>&1; then
 		echo "ok ($(took "$t"))"
+		echo "total $((EPOCHSECONDS - t))" >"$times_dir/bench-smoke"
 		case_result bench-smoke pass
 	else
 		echo "FAILED ($(took "$t"), $logs/bench-smoke.log)"
@@ -839,53 +883,26 @@ if [ "$guests" = 1 ]; then
 
 	if [ -n "$host_pid" ]; then
 		wait "$host_pid"
+		host_pid=""
 		report_host_checks ", at nice 19 beside the guests"
 	fi
 
-	# --- 8. sroce-sroce on the debug kernel --------------------------------
-	if [ "$debug" = 1 ] && [[ " ${GUEST_SUITES[*]} " == *" sroce-sroce "* ]]; then
-		debug_kernel_finish
-		# The object loop repeats the same code paths: on the debug
-		# kernel one round after the warm-up keeps CI within its time;
-		# the stock 6.12 run (TESTS_612) runs five. The transfer that
-		# only has to outlast a check (debugfs_faults.sh) is shorter
-		# (2000 round trips, not 5000). SROCE_SHORT=1:
-		# sroce_ctrl_removal and hostile_rings leave out steps or
-		# rounds whose kernel paths other steps or tests take there
-		# (each test says which).
-		debug_tests=$(all_tests_but "$TESTS_STOCK $TESTS_INTEROP $TESTS_612_ONLY $TESTS_NOT_DEBUG")
-		solo1="" solo2="" pair=""
-		for tt in $debug_tests; do
-			if ! one_guest_test "selftests/$tt"; then
-				pair+="$tt,"
-			elif [[ " ${TESTS_SOLO2//[$'\t\n']/ } " == *" $tt "* ]]; then
-				solo2+="$tt,"
-			else
-				solo1+="$tt,"
-			fi
-		done
-		# Each run's time limit (-t) is about 1.5 to 2 times what it
-		# takes on a slow host of this project's (the one-guest rigs
-		# some 1300 s side by side, the pair 1200), not the sum of its
-		# tests' limits times 3 (suite.sh's default: over two hours
-		# for one rig): a guest that hangs fails its run in time for
-		# the report to say which test it was in, where CI's own limit
-		# would cut the whole log off.
-		dbg_env="-e SROCE_CTRL_OBJECT_LOOPS=1 -e SROCE_LONG_ITERS=2000 -e SROCE_SHORT=1"
-		guest_suites_parallel "$moduledbg_built" \
-			"sroce-debug-1|-k debug $dbg_env -t 1800 --tests ${solo1%,} sroce" \
-			"sroce-debug-2|-k debug $dbg_env -t 1800 --tests ${solo2%,} sroce"
-		# shellcheck disable=SC2086 # dbg_env: options, word-split
-		guest_suite "sroce-sroce-debug" "$moduledbg_built" -k debug $dbg_env -t 2000 \
-			--tests "${pair%,}" sroce-sroce
-	fi
+	# --- 7. one-guest runs, then the debug kernel's pair ------------------
+	need_debug && debug_kernel_finish
+	one_guest_lanes
+	guest_run debug
+fi
+if [ -n "$host_pid" ]; then
+	wait "$host_pid"
+	report_host_checks ", at nice 19 beside the guests"
 fi
 
 echo
-# When each step's line began, in seconds from the start: for the parallel
-# debug rigs, when the one before it had ended.
+# When each step's line began, in seconds from the start: for the one-guest
+# lanes, when the step before had ended.
 echo "test-all: timeline: ${timeline}end $((EPOCHSECONDS - t_start))" | fold -s -w 120
 echo "test-all: slowest tests (s): $(slowest_tests)" | fold -s -w 120
+echo "test-all: ran $tiers_why; budget ${budget:-0} s (0: none)"
 echo "test-all: $(took "$t_start") in all, logs in $logs"
 [ -z "${deadline_pid:-}" ] || kill "$deadline_pid" 2>/dev/null
 if [ ${#failures[@]} -gt 0 ]; then

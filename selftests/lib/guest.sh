@@ -117,9 +117,10 @@ rig_metric() {
 
 # --- running commands -------------------------------------------------------
 
-# Time limits given to rig_run, rig_bg and rig_wait are scaled like the
-# test's own: by the runner's RIG_TIMEOUT_SCALE percent (300 on a debug
-# kernel, where everything runs about three times slower).
+# Time limits given to rig_run, rig_bg and rig_wait are scaled by
+# RIG_TIMEOUT_SCALE percent (300 on a debug kernel, where everything runs
+# about three times slower; tools/vm/suite.sh). The test's own limit is
+# not: its "# timeout:" is already its limit on the slowest kernel.
 # rig_limit SECONDS: such a limit, for other uses.
 rig_limit() { echo $(($1 * ${RIG_TIMEOUT_SCALE:-100} / 100)); }
 

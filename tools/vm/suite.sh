@@ -17,8 +17,12 @@
 #                        time limits, plus boot)
 #       --tests "A.sh B.sh"  run only these tests (default: TEST_PROGS; or A.sh,B.sh)
 #   -e NAME=VALUE        more environment for the guests
-#       --timeout-scale P  every test's time limit times P percent (default
-#                        100; 300 on a debug kernel, -k debug or -k kcsan)
+#       --timeout-scale P  how much slower the kernel is, in percent (default
+#                        100; 300 on a debug kernel, -k debug or -k kcsan):
+#                        the tests' own waits scale by it (rig_limit), their
+#                        time limits do not: a test's "# timeout:" is its
+#                        limit on the slowest kernel it is placed on
+#                        (tools/placement.sh), about three times its time there
 #       --smp N          vCPUs per guest (tools/vm/run.sh --smp; default 1)
 set -euo pipefail
 
@@ -99,7 +103,7 @@ if [ -z "$timeout" ]; then
 	while read -r t; do
 		[ -n "$t" ] || continue
 		lim=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$repo/selftests/$t" 2>/dev/null | head -n 1)
-		timeout=$((timeout + ${lim:-${default:-300}} * scale / 100 + 15))
+		timeout=$((timeout + ${lim:-${default:-300}} + 15))
 	done < <(make -s --no-print-directory -C "$repo/selftests" list_tests ${tests:+TESTS="$tests"})
 fi
 
