@@ -6,7 +6,7 @@
 # lib/perftest_runs.sh, which says what they check. Skipped when the device
 # does not offer atomics.
 # timeout: 120
-# place: rxe-sroce@2
+# place: stock@2
 # shellcheck source=lib/perftest_runs.sh
 . "$(dirname "$0")/lib/perftest_runs.sh"
 # perf_matrix.sh and the benchmark cover rxe-rxe.

@@ -14,7 +14,7 @@
 # (bw) or average latency (lat). Runs only where sroce is one of the
 # devices: rxe-rxe has rxe's own numbers from the other perftest tests.
 # timeout: 420
-# place: rxe-sroce@2
+# place: stock@2 rxe-sroce@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/perftest.sh

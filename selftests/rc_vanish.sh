@@ -16,7 +16,7 @@
 # tests that follow. Only meaningful with sroce requesting in guest a:
 # sroce-sroce and sroce-rxe.
 # timeout: 90
-# place: stock@2 sroce-rxe@1 rxe-sroce@2
+# place: stock@2 sroce-rxe@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

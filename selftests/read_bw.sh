@@ -5,7 +5,7 @@
 # and 64 KiB messages: the read_bw rows of lib/perftest_runs.sh, which says
 # what each row checks.
 # timeout: 180
-# place: rxe-sroce@2
+# place: stock@2
 # shellcheck source=lib/perftest_runs.sh
 . "$(dirname "$0")/lib/perftest_runs.sh"
 # perf_matrix.sh and the benchmark cover rxe-rxe.

@@ -5,7 +5,7 @@
 # send_lat row of lib/perftest_runs.sh, which says what it checks; skipped
 # when perftest cannot time.
 # timeout: 120
-# place: rxe-sroce@2
+# place: stock@2
 # shellcheck source=lib/perftest_runs.sh
 . "$(dirname "$0")/lib/perftest_runs.sh"
 # perf_matrix.sh and the benchmark cover rxe-rxe.

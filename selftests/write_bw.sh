@@ -5,7 +5,7 @@
 # and 64 KiB messages: the write_bw rows of lib/perftest_runs.sh, which says
 # what each row checks.
 # timeout: 180
-# place: rxe-sroce@2
+# place: stock@2
 # shellcheck source=lib/perftest_runs.sh
 . "$(dirname "$0")/lib/perftest_runs.sh"
 # sroce requesting from rxe (rxe-sroce) is in perf_matrix.sh, which runs

@@ -10,7 +10,7 @@
 #                   reported as skipped, not built
 #   3. checks       ctest (host unit tests), tools/lint.sh, tools/dkms.sh
 #                   test: at nice 19 in the background when guests follow,
-#                   reported after the stock kernels' runs
+#                   reported after the guests
 #   4. rig          tools/vm/selftest.sh, the rig's own self-tests (shard 3)
 #   5. guests       the runs of tools/placement.sh (each test's "# place:"
 #                   line says in which runs and tiers it runs): the pair runs
@@ -126,6 +126,8 @@ run_tests() { echo "${run_tests_of[$1]:-}"; }
 need_debug() { [ -n "$(run_tests debug)$(run_tests debug-1)" ]; }
 
 t_start=$EPOCHSECONDS
+# When the run being reported ended, if not now (the one-guest lanes).
+t_end=""
 
 # step NAME: a step's line begins; when, is kept for the timeline at the end
 # (CI shows only the end of the log), in $logs/timeline as well (for the
@@ -284,12 +286,16 @@ build_failed() {
 # x86_64-linux-gnu-gcc-12, c++), its cache in /var/cache/sroce/ccache
 # beside the debug kernel's: a run whose sources did not change builds
 # sroce.ko for three kernels and the CMake tree from the cache (some 280 s
-# of CPU otherwise, most of it C++). Not for the debug kernel's own build
+# of CPU otherwise, most of it C++), also from another clone (CI clones
+# anew: paths are taken relative to the clone, CCACHE_BASEDIR, and the
+# working folder is left out of the hash, CCACHE_NOHASHDIR, though -g
+# builds name it in their debug information). Not for the debug kernel's own build
 # (its 2 GB of objects would push everything else out of the cache).
 ccache_dir=${SROCE_CCACHE_DIR:-/var/cache/sroce/ccache}
 cached() {
 	if [ -d /usr/lib/ccache ] && command -v ccache >/dev/null && mkdir -p "$ccache_dir" 2>/dev/null; then
-		PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$ccache_dir CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G} "$@"
+		PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$ccache_dir CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G} \
+			CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=1 "$@"
 	else
 		"$@"
 	fi
@@ -511,7 +517,7 @@ if [ "$guests" = 1 ]; then
 	step "checks: unit, lint, dkms"
 	host_checks 19 &
 	host_pid=$!
-	echo "started in the background at nice 19 (reported after the stock kernels' runs)"
+	echo "started in the background at nice 19 (reported after the guests)"
 else
 	host_checks
 	report_host_checks
@@ -684,10 +690,10 @@ guest_run() {
 	record_times "$label"
 }
 
-# suite_result LABEL RC [NOTE]: count and print the results of a suite's
-# log.
+# suite_result LABEL RC [NOTE [PLACED]]: count and print the results of a
+# suite's log; PLACED 0 for a whole suite (not a run of placements).
 suite_result() {
-	local label=$1 rc=$2 note=${3:-} log=$logs/suite-$1.log verdict
+	local label=$1 rc=$2 note=${3:-} placed=${4:-1} log=$logs/suite-$1.log verdict name
 	sed -n '/^--- suite /,$p' "$log" | tail -n +2 >"$logs/suite-$label.ktap"
 	count_ktap "$label" "$logs/suite-$label.ktap"
 	verdict=$(grep -m 1 -E '^rig: (PASS|FAIL)' "$log" || echo "rig: no verdict (exit $rc)")
@@ -696,7 +702,15 @@ suite_result() {
 	else
 		case_result "$label: rig" fail "${verdict#rig: }"
 	fi
-	echo "$summary ($(took "$t")$note)"
+	# A test placed where its own rig_suites call (not the top-level
+	# line that tools/placement.sh checks) skips it: misplaced, and so
+	# run nowhere. A failure, not a skip.
+	while read -r name; do
+		case_result "$label: $name" fail "placed in a run its rig_suites call skips (tools/placement.sh)"
+	done < <([ "$placed" = 0 ] ||
+		sed -n 's/^ok [0-9]* \([a-z0-9_]*\) # SKIP covered by suites.*/\1/p' "$logs/suite-$label.ktap")
+	echo "$summary ($((${t_end:-$EPOCHSECONDS} - t)) s$note)"
+	t_end=""
 	echo "     $verdict"
 	grep -E '^rig: guest .: (userspace .*guest uptime|no userspace)' "$log" | sed 's/^/     /'
 	[ "$rc" = 0 ] || show_failures "$logs/suite-$label.ktap"
@@ -824,7 +838,7 @@ one_guest_lanes() {
 			not_run "${labels[r]}" "${testss[r]}" "$(cat "$logs/suite-${labels[r]}.skip")"
 			continue
 		fi
-		read -r t _ <"$logs/suite-${labels[r]}.when"
+		read -r t t_end <"$logs/suite-${labels[r]}.when"
 		suite_result "${labels[r]}" "$(cat "$logs/suite-${labels[r]}.rc")" \
 			"; lane $((lane_of[r] + 1)), from $((t - t_start)) s"
 		record_times "${labels[r]}"
@@ -841,7 +855,7 @@ whole_suite() {
 		return
 	fi
 	bash tools/vm/suite.sh "$1" >"$logs/suite-$1.log" 2>&1
-	suite_result "$1" $?
+	suite_result "$1" $? "" 0
 }
 
 
@@ -881,13 +895,9 @@ elif [ "$guests" = 1 ]; then
 			print "first failed cell:" $0 }' "$logs/bench-smoke.log" | tr '\n' ' ' | cut -c1-240)"
 	fi
 
-	if [ -n "$host_pid" ]; then
-		wait "$host_pid"
-		host_pid=""
-		report_host_checks ", at nice 19 beside the guests"
-	fi
-
 	# --- 7. one-guest runs, then the debug kernel's pair ------------------
+	# (The host checks go on beside them at nice 19: waiting for them
+	# here left the guests idle for 150 s when ccache was cold.)
 	need_debug && debug_kernel_finish
 	one_guest_lanes
 	guest_run debug
