@@ -114,8 +114,10 @@ struct sroce_stats {
  * Fault injection for tests (debugfs DEV/fault/, sroce_debugfs.c): one
  * packet received in N, at random, is dropped or delivered twice, one
  * packet to send in N is dropped, one packet buffer allocation in N
- * fails, an ACK waits N ms (sroce_resp_ack_hold()); 0 (the default) is
- * off. The kernel's fault-injection framework (CONFIG_FAULT_INJECTION) is
+ * fails, an ACK waits N ms (sroce_resp_ack_hold()), a lookup by QP number
+ * waits N ms between finding the QP and taking its reference, where it can
+ * be preempted (sroce_qp_get(): a destroy's race with a lookup, widened);
+ * 0 (the default) is off. The kernel's fault-injection framework (CONFIG_FAULT_INJECTION) is
  * off in Debian's kernels, and a test needs these on the kernel it runs,
  * so they are plain knobs.
  */
@@ -125,6 +127,7 @@ struct sroce_fault {
 	u32 tx_drop;
 	u32 alloc_fail;		/* one packet buffer in N is not given */
 	u32 ack_delay_ms;	/* an RC ACK sent alone waits this long */
+	u32 lookup_delay_ms;	/* sroce_qp_get() waits this long */
 };
 
 /*
@@ -164,7 +167,7 @@ struct sroce_dev {
 	enum ib_mtu active_mtu;
 	unsigned int netdev_mtu;
 
-	struct xarray qp_xa;		/* qpn -> struct sroce_qp */
+	struct xarray qp_xa;		/* qpn -> struct sroce_qp_life */
 	u32 qpn_next;
 	struct xarray key_xa;		/* key index -> struct sroce_mr/mw */
 	u32 key_next;

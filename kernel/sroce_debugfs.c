@@ -11,7 +11,10 @@
  *                 rx_drop, rx_dup (received), tx_drop (to send),
  *                 alloc_fail (a packet buffer not given); counted as
  *                 faults_injected; ack_delay_ms: an RC ACK that would
- *                 leave alone waits that long (each such ACK counts)
+ *                 leave alone waits that long (each such ACK counts);
+ *                 lookup_delay_ms: a lookup by QP number waits that long
+ *                 before it takes its reference, where it can be
+ *                 preempted (a preemptible RCU kernel: the debug one)
  *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. One file lists the QPs, not one file
@@ -161,6 +164,8 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 	debugfs_create_u32("alloc_fail", 0600, fault, &sdev->fault.alloc_fail);
 	debugfs_create_u32("ack_delay_ms", 0600, fault,
 			   &sdev->fault.ack_delay_ms);
+	debugfs_create_u32("lookup_delay_ms", 0600, fault,
+			   &sdev->fault.lookup_delay_ms);
 }
 
 void sroce_debugfs_dev_del(struct sroce_dev *sdev)

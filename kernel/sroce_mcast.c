@@ -159,7 +159,7 @@ void sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	spin_lock(&sdev->mcg_lock);
 	g = sroce_mcg_find(sdev, mgid);
 	for (i = 0; g && i < g->nqps; i++)
-		if (refcount_inc_not_zero(&g->qps[i]->refs))
+		if (sroce_qp_tryget(g->qps[i]->life))
 			qps[n++] = g->qps[i];
 	spin_unlock(&sdev->mcg_lock);
 

@@ -10,27 +10,54 @@
  * sroce_qp_work() (sroce_qp_verbs.c), which runs them. So the requester,
  * completer and responder stand above this file and only ever call down.
  */
+#include <linux/delay.h>
+
 #include "sroce_qp.h"
 #include "sroce_trace.h"
 
 struct workqueue_struct *sroce_wq;
 
+/*
+ * The fault knob lookup_delay_ms: wait between finding the QP and taking
+ * its reference, only where the wait can be preempted (process context
+ * under preemptible RCU: the debugfs listing on the debug kernel), so
+ * that a destroy can run inside the window; never in softirq. Each wait
+ * counts as a fault injected, as it begins (qp_lookup_race.sh waits for
+ * that count).
+ */
+static void sroce_qp_lookup_delay(struct sroce_dev *sdev)
+{
+	u32 ms = READ_ONCE(sdev->fault.lookup_delay_ms);
+
+	if (unlikely(ms) && preemptible()) {
+		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+		mdelay(min(ms, 5000U));
+	}
+}
+
+/*
+ * The QP numbered @qpn with a reference, or NULL. The reference count is
+ * in struct sroce_qp_life, which outlives the QP by a grace period: a
+ * lookup racing a destroy reads a count of zero there, never the freed QP.
+ */
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 {
-	struct sroce_qp *qp;
+	struct sroce_qp_life *life;
+	struct sroce_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->refs))
-		qp = NULL;
+	life = xa_load(&sdev->qp_xa, qpn);
+	sroce_qp_lookup_delay(sdev);
+	if (life && sroce_qp_tryget(life))
+		qp = life->qp;
 	rcu_read_unlock();
 	return qp;
 }
 
 void sroce_qp_put(struct sroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->refs))
-		complete(&qp->released);
+	if (refcount_dec_and_test(&qp->life->refs))
+		complete(&qp->life->released);
 }
 
 void sroce_qp_kick(struct sroce_qp *qp)

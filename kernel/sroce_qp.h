@@ -176,12 +176,37 @@ struct sroce_resp {
 
 struct sroce_srq;
 
+/*
+ * What a lookup by QP number reaches before it holds a reference: the QP's
+ * reference count, apart from the QP. The RDMA core frees the QP itself
+ * (kfree, no grace period) as soon as sroce_destroy_qp() returns, and a
+ * lookup under RCU (a packet from a peer, the debugfs listing) may have
+ * loaded the pointer just before the QP left qp_xa. This part is freed an
+ * RCU grace period after destroy (kfree_rcu: destroy does not wait for
+ * it), so such a lookup finds the count at zero and lets go without
+ * touching the QP. rdma_rxe keeps the count in the QP (its rxe_pool_elem)
+ * and the core frees the QP at once, which is the use-after-free this
+ * avoids; a grace period per destroy (synchronize_rcu) would avoid it too,
+ * at some milliseconds per QP of a teardown of thousands.
+ */
+struct sroce_qp_life {
+	refcount_t refs;		/* lookups + 1 while the QP lives */
+	struct completion released;	/* refs reached zero */
+	struct sroce_qp *qp;
+	struct rcu_head rcu;
+};
+
+/* A reference more, on a QP the caller holds one on or found in a list. */
+static inline bool sroce_qp_tryget(struct sroce_qp_life *life)
+{
+	return refcount_inc_not_zero(&life->refs);
+}
+
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct sroce_dev *sdev;
 	bool is_user;
-	refcount_t refs;		/* data-path lookups + 1 while alive */
-	struct completion released;
+	struct sroce_qp_life *life;	/* its references; in qp_xa */
 
 	struct mutex modify_lock;	/* serialises modify/query/destroy */
 	spinlock_t state_lock;		/* state as seen by the data path */

@@ -316,8 +316,14 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->sdev = sdev;
 	qp->is_user = !!udata;
-	refcount_set(&qp->refs, 1);
-	init_completion(&qp->released);
+	qp->life = kzalloc(sizeof(*qp->life), GFP_KERNEL);
+	if (!qp->life) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	refcount_set(&qp->life->refs, 1);
+	init_completion(&qp->life->released);
+	qp->life->qp = qp;
 	mutex_init(&qp->modify_lock);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
@@ -329,7 +335,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	err = sroce_qp_alloc_qpn(sdev, qp, init->qp_type);
 	if (err)
-		goto err_count;
+		goto err_life;
 	err = sroce_qp_init_queues(sdev, qp, init, udata);
 	if (err)
 		goto err_qpn;
@@ -348,7 +354,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	/* Visible to the data path only now that it is complete. */
-	xa_store_irq(&sdev->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
+	xa_store_irq(&sdev->qp_xa, ibqp->qp_num, qp->life, GFP_KERNEL);
 	sroce_dbg(sdev, "qp %u type %d created\n", ibqp->qp_num, init->qp_type);
 	return 0;
 
@@ -359,6 +365,8 @@ err_queues:
 	sroce_queue_cleanup(&qp->sq);
 err_qpn:
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+err_life:
+	kfree(qp->life);
 err_count:
 	atomic_dec(&sdev->num_qp);
 	return err;
@@ -610,7 +618,9 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_mcast_qp_gone(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	sroce_qp_put(qp);
-	wait_for_completion(&qp->released);
+	wait_for_completion(&qp->life->released);
+	/* A lookup that found it before the erase may still read its count. */
+	kfree_rcu(qp->life, rcu);
 	sroce_qp_data_cleanup(qp);
 
 	sroce_queue_cleanup(&qp->rq);

@@ -82,7 +82,7 @@ void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 	if (test_and_set_bit_lock(SROCE_ODP_FAULT_PENDING, &f->pending))
 		return;
 	/* A QP being destroyed waits for no kick. */
-	if (!refcount_inc_not_zero(&qp->refs)) {
+	if (!sroce_qp_tryget(qp->life)) {
 		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
 		return;
 	}
