@@ -19,7 +19,8 @@
 # changed fragment is a new kernel, and sroce.ko builds for it in
 # out/kbuild/RELEASE/ (tools/kbuild.sh). The cache lives outside the repo
 # (a fresh clone, as CI makes, reuses it): $SROCE_KERNEL_CACHE, default
-# /var/cache/sroce/kernels. One entry per variant is kept:
+# /var/cache/sroce/kernels. Two entries per variant are kept (the newest
+# two built); each is:
 #   VARIANT-KEY/build/         kernel build tree (KDIR for out-of-tree modules),
 #                              with arch/x86/boot/bzImage
 #   VARIANT-KEY/root/lib/modules/RELEASE/   installed modules (build -> ../../../build)
@@ -141,9 +142,17 @@ ln -sfn ../../../build "$dir/root/lib/modules/$release/build"
 echo "$release" >"$dir/release"
 : >"$dir/done"
 
-# Older builds of this variant go (they are several GiB each).
+# This build and the newest other one of this variant stay (some 520 MiB
+# each): a tree that goes back and forth between two configurations (a
+# branch, a bisection) builds neither again. Older ones and unfinished
+# ones go.
+keep=""
+for old in "$cache/$variant"-*/done; do
+	[ -e "$old" ] && [ "$old" != "$dir/done" ] || continue
+	[ -z "$keep" ] || [ "$old" -nt "$keep" ] && keep=$old
+done
 for old in "$cache/$variant"-*; do
-	[ "$old" = "$dir" ] || rm -rf "$old"
+	[ "$old" = "$dir" ] || [ "$old/done" = "$keep" ] || rm -rf "$old"
 done
 echo "debug-kernel: built $release in $((EPOCHSECONDS - t0)) s ($(du -sh "$dir" | cut -f1))"
 echo "$dir"
