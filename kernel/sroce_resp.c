@@ -1306,6 +1306,21 @@ static void sroce_resp_rc_uc(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_qp_count(qp, SROCE_CNT_RNR_NAKS_SENT, 1);
 		sroce_resp_answer(qp, out, pkt->psn,
 				  sroce_aeth_rnr_nak(qp->min_rnr_timer), false);
+		/*
+		 * The packets sent behind the refused one are dropped as
+		 * behind a NAKed gap (sroce_resp_seq_nak_due()): the
+		 * requester sends them again after its RNR wait. rdma_rxe
+		 * NAKs the first of them with a sequence error; a requester
+		 * whose RNR wait ends before such a NAK arrives (a slow
+		 * responder, a short RNR timer) takes it as a new error and
+		 * spends a retry on it: the debug kernel's rc_rnr.sh
+		 * rnr_stream ran out of its seven that way, every RNR round
+		 * drawing one. A repeat of a dropped packet a tick later
+		 * still draws the NAK, so a lost RNR NAK is found as before.
+		 */
+		rs->nak_sent = true;
+		rs->oos_max = pkt->psn;
+		rs->nak_at = jiffies;
 		break;
 	case SROCE_RESP_NAK_INV:
 		sroce_resp_nak(qp, pkt, SROCE_NAK_INVALID_REQ, out);
