@@ -117,9 +117,9 @@ struct sroce_stats {
  * fails, an ACK waits N ms (sroce_resp_ack_hold()), a lookup by QP number
  * waits N ms between finding the QP and taking its reference, where it can
  * be preempted (sroce_qp_get(): a destroy's race with a lookup, widened);
- * 0 (the default) is off. The kernel's fault-injection framework (CONFIG_FAULT_INJECTION) is
- * off in Debian's kernels, and a test needs these on the kernel it runs,
- * so they are plain knobs.
+ * 0 (the default) is off. The kernel's fault-injection framework
+ * (CONFIG_FAULT_INJECTION) is off in Debian's kernels, and a test needs
+ * these on the kernel it runs, so they are plain knobs.
  */
 struct sroce_fault {
 	u32 rx_drop;

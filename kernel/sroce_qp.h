@@ -184,10 +184,10 @@ struct sroce_srq;
  * loaded the pointer just before the QP left qp_xa. This part is freed an
  * RCU grace period after destroy (kfree_rcu: destroy does not wait for
  * it), so such a lookup finds the count at zero and lets go without
- * touching the QP. rdma_rxe keeps the count in the QP (its rxe_pool_elem)
- * and the core frees the QP at once, which is the use-after-free this
- * avoids; a grace period per destroy (synchronize_rcu) would avoid it too,
- * at some milliseconds per QP of a teardown of thousands.
+ * touching the QP (qp_lookup_race.sh: with the count in the QP, KASAN
+ * reported a use-after-free there). A grace period per destroy
+ * (synchronize_rcu) would avoid it too, at some milliseconds per QP of a
+ * teardown of thousands.
  */
 struct sroce_qp_life {
 	refcount_t refs;		/* lookups + 1 while the QP lives */
