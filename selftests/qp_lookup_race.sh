@@ -35,7 +35,7 @@ knob=$dbg/fault/lookup_delay_ms
 [ -e "$knob" ] || rig_fail "no $knob"
 faults=/sys/class/infiniband/$dev/ports/1/hw_counters/faults_injected
 restore_knob() { echo 0 >"$knob" 2>/dev/null || true; }
-trap 'restore_knob; ctrl_restore' EXIT
+trap 'rc=$?; restore_knob; (exit "$rc"); ctrl_restore' EXIT
 # count: faults_injected, without a process (a fork costs most of a second
 # on the debug kernel).
 count() {

@@ -174,6 +174,16 @@ run_half() {
 		echo "[$role] timed out after ${limit}s" >>"$RIG_TEST_OUT/$role.log"
 		echo "timed out after ${limit}s" >"$sync/$role.reason"
 	fi
+	# rig_fail and rig_skip leave their reason before they exit; an EXIT
+	# trap that runs a command before one that exits with "$?" turns the
+	# status into 0, and the failure or skip must not become a pass.
+	if [ "$rc" = 0 ] && [ -f "$sync/$role.reason" ]; then
+		echo "[$role] the test called rig_fail but exited 0 (its EXIT trap lost the status)" \
+			>>"$RIG_TEST_OUT/$role.log"
+		rc=1
+	elif [ "$rc" = 0 ] && [ -f "$sync/$role.skip" ]; then
+		rc=$KSFT_SKIP
+	fi
 	if [ -n "$aborted" ]; then
 		# The peer's verdict decides (skip or fail); ours is "stopped".
 		rc=$peer_rc

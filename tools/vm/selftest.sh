@@ -86,7 +86,8 @@ rig_case() {
 
 # The guest test runner in a pair of guests: a pass, a failure, a skip, a
 # test for another suite (skipped unstarted), a hang, a half stuck in the
-# kernel past its limit, a half whose peer failed and a final pass must be
+# kernel past its limit, a half whose peer failed, a failure whose EXIT
+# trap ended the script with 0 and a final pass must be
 # reported as such, with the hang, the stuck half (timeout(1) kills its
 # process group, itself included, so the runner does not wait for the
 # stuck shell) and the stranded half cut short; what the failed test left
@@ -98,8 +99,8 @@ runner_case() {
 	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
 		"ok 3 t_skip # SKIP skipping on purpose" \
 		"ok 4 t_other_suite # SKIP covered by suites some-other-suite" "not ok 5 t_hang" \
-		"not ok 6 t_stuck" "not ok 7 t_peer_gone" "ok 8 t_after" \
-		"# totals: pass:2 fail:4 xfail:0 xpass:0 skip:2 error:0")
+		"not ok 6 t_stuck" "not ok 7 t_peer_gone" "not ok 8 t_masked" "ok 9 t_after" \
+		"# totals: pass:2 fail:5 xfail:0 xpass:0 skip:2 error:0")
 	got=$(grep -E '^(ok|not ok|# totals)' "$out/a/script.log" 2>/dev/null)
 	if [ "$got" != "$want" ]; then
 		ktap_diag "$name: the runner reported:"
