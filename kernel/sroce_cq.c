@@ -7,6 +7,7 @@
  * by a store into the mapped uflags word (no system call, as siw does);
  * kernel consumers arm through req_notify_cq.
  */
+#include <linux/delay.h>
 #include <net/busy_poll.h>
 
 #include "sroce_cq.h"
@@ -164,6 +165,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	spin_lock_init(&cq->lock);
 	spin_lock_init(&cq->poll_lock);
+	mutex_init(&cq->ring_mutex);
 	cq->is_user = !!udata;
 	err = sroce_queue_init(sdev, &cq->q, udata, n, SROCE_CQE_SIZE);
 	if (err)
@@ -183,6 +185,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_queue:
 	sroce_queue_cleanup(&cq->q);
 err_count:
+	mutex_destroy(&cq->ring_mutex);
 	atomic_dec(&sdev->num_cq);
 	return err;
 }
@@ -192,6 +195,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct sroce_cq *cq = to_scq(ibcq);
 
 	sroce_queue_cleanup(&cq->q);
+	mutex_destroy(&cq->ring_mutex);
 	atomic_dec(&to_sdev(ibcq->device)->num_cq);
 	return 0;
 }
@@ -202,6 +206,8 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * The copy runs with both locks held (interrupts off): at most 2^17 CQEs,
  * 8 MiB, which took 6 ms in a TCG guest and 27 ms with KASAN there, so
  * unlike an SRQ resize (2^20 WQEs of up to 448 bytes) it is not split up.
+ * uverbs runs POLL_CQ beside a resize (both take the CQ read-locked):
+ * ring_mutex keeps the old ring until a poll that holds it is done.
  */
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -219,6 +225,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	mutex_lock(&cq->ring_mutex);
 	spin_lock_irqsave(&cq->poll_lock, pflags);
 	spin_lock_irqsave(&cq->lock, flags);
 	prod = cq->q.idx;
@@ -227,6 +234,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (!sroce_ring_cons_valid(prod, cons, cq->q.num_entries) || used > n) {
 		spin_unlock_irqrestore(&cq->lock, flags);
 		spin_unlock_irqrestore(&cq->poll_lock, pflags);
+		mutex_unlock(&cq->ring_mutex);
 		sroce_queue_cleanup(&nq);
 		return -EINVAL;
 	}
@@ -243,8 +251,9 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	ibcq->cqe = min_t(u32, n, SROCE_MAX_CQE);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	spin_unlock_irqrestore(&cq->poll_lock, pflags);
-
 	sroce_queue_cleanup(&oq);
+	mutex_unlock(&cq->ring_mutex);
+
 	/* The old ring is gone either way; user space must map the new one. */
 	return sroce_cq_copy_resp(cq, udata);
 }
@@ -328,16 +337,37 @@ static void sroce_cq_busy_poll(struct sroce_cq *cq)
 #endif
 
 /*
+ * The fault knob poll_delay_ms: POLL_CQ (process context) waits between
+ * loading the ring's header and using it, so that a resize can run in
+ * that window (cq_resize_race.sh). Each wait counts as a fault injected,
+ * as it begins.
+ */
+static void sroce_cq_poll_delay(struct sroce_dev *sdev)
+{
+	u32 ms = READ_ONCE(sdev->fault.poll_delay_ms);
+
+	if (unlikely(ms)) {
+		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+		msleep(min(ms, 5000U));
+	}
+}
+
+/*
  * User CQs are polled from the mapped ring; POLL_CQ on one is the busy
  * poll, which returns no completion (the CQEs stay in the ring).
  */
 static int sroce_poll_user_cq(struct sroce_cq *cq)
 {
-	if (!sroce_busy_poll_on()) {
-		sroce_ring_kflags_clear(cq->q.hdr, SROCE_CQ_F_BUSY_POLL);
-		return 0;
-	}
-	sroce_cq_busy_poll(cq);
+	struct sroce_ring_hdr *hdr;
+
+	mutex_lock(&cq->ring_mutex);
+	hdr = cq->q.hdr;
+	sroce_cq_poll_delay(to_sdev(cq->ibcq.device));
+	if (!sroce_busy_poll_on())
+		sroce_ring_kflags_clear(hdr, SROCE_CQ_F_BUSY_POLL);
+	else
+		sroce_cq_busy_poll(cq);
+	mutex_unlock(&cq->ring_mutex);
 	return 0;
 }
 

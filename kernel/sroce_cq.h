@@ -11,6 +11,12 @@ struct sroce_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* producers: serialises CQE writes */
 	spinlock_t poll_lock;	/* kernel consumers */
+	/*
+	 * User CQs: held by POLL_CQ (which uses the ring outside the
+	 * producers' lock, for as long as a busy poll lasts) and by a
+	 * resize, which replaces the ring and frees the old one.
+	 */
+	struct mutex ring_mutex;
 	struct sroce_queue q;
 	bool is_user;
 	bool overflowed;

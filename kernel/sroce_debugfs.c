@@ -14,7 +14,9 @@
  *                 leave alone waits that long (each such ACK counts);
  *                 lookup_delay_ms: a lookup by QP number waits that long
  *                 before it takes its reference, where it can be
- *                 preempted (a preemptible RCU kernel: the debug one)
+ *                 preempted (a preemptible RCU kernel: the debug one);
+ *                 poll_delay_ms: a POLL_CQ on a user CQ waits that long
+ *                 between loading the ring's header and using it
  *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. One file lists the QPs, not one file
@@ -166,6 +168,8 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 			   &sdev->fault.ack_delay_ms);
 	debugfs_create_u32("lookup_delay_ms", 0600, fault,
 			   &sdev->fault.lookup_delay_ms);
+	debugfs_create_u32("poll_delay_ms", 0600, fault,
+			   &sdev->fault.poll_delay_ms);
 }
 
 void sroce_debugfs_dev_del(struct sroce_dev *sdev)

@@ -84,6 +84,8 @@ struct sroce_mr {
 	struct xarray odp_children;	/* implicit: chunk -> sroce_odp_map */
 	struct mutex odp_child_mutex;	/* implicit: adds children */
 	u32 odp_nchildren;		/* under odp_child_mutex */
+	u64 odp_pin_limit;		/* pages of pinned_vm allowed */
+	u64 odp_charged;		/* pages of tables in pinned_vm */
 	spinlock_t odp_lock;	/* data path against invalidation */
 	u64 bad_start;		/* the last fault that failed: the next */
 	u64 bad_end;		/* access there fails, once */

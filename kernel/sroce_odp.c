@@ -55,9 +55,23 @@
  * mlx5 also frees idle children, sroce does not. 64 MiB: a child's two
  * tables take 256 KiB, the cap 256 MiB of tables for 64 GiB of memory
  * touched; past it, a fault fails (an access error).
+ *
+ * What the page tables cost, and who pays: the core allocates them
+ * (ib_umem_odp_get(), ib_umem_odp_alloc_child()), 16 bytes per page of
+ * the range whether anything is mapped there or not, with GFP_KERNEL and
+ * no memory cgroup charge; a module cannot charge one itself (the kernels
+ * we build for export no memcg charge function). So they count as the
+ * pages of an ordinary region do: in the owner's mm->pinned_vm, against
+ * RLIMIT_MEMLOCK unless the registering process has CAP_IPC_LOCK
+ * (ib_umem_get()'s rule), taken before the core allocates and given back
+ * with the region. An unprivileged ibv_reg_mr(1 TiB, ON_DEMAND), 4 GiB of
+ * tables, then fails with ENOMEM instead of taking them. The limit is
+ * read at registration, from the registering process: an implicit
+ * region's children are added later, by a work item (odp_memlock.sh).
  */
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "sroce_mem.h"
@@ -65,7 +79,36 @@
 #define SROCE_ODP_CHILD_SHIFT	26
 #define SROCE_ODP_MAX_CHILDREN	1024
 
+/* The core's tables per page: a pfn_list and a dma_list entry. */
+#define SROCE_ODP_TABLE_BYTES	(sizeof(unsigned long) + sizeof(dma_addr_t))
+
 static const struct mmu_interval_notifier_ops sroce_odp_ops;
+
+/* Pages of tables for @bytes of range (a multiple of PAGE_SIZE). */
+static u64 sroce_odp_table_pages(u64 bytes)
+{
+	return DIV_ROUND_UP_ULL((bytes >> PAGE_SHIFT) * SROCE_ODP_TABLE_BYTES,
+				PAGE_SIZE);
+}
+
+/* Count @pages of tables in @mm's pinned_vm, within @mr's limit. */
+static int sroce_odp_charge(struct sroce_mr *mr, struct mm_struct *mm,
+			    u64 pages)
+{
+	if (atomic64_add_return(pages, &mm->pinned_vm) > mr->odp_pin_limit) {
+		atomic64_sub(pages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mr->odp_charged += pages;
+	return 0;
+}
+
+static void sroce_odp_uncharge(struct sroce_mr *mr, struct mm_struct *mm,
+			       u64 pages)
+{
+	atomic64_sub(pages, &mm->pinned_vm);
+	mr->odp_charged -= pages;
+}
 
 static u64 sroce_odp_uaddr(const struct sroce_mr *mr, u64 iova)
 {
@@ -243,6 +286,7 @@ static void sroce_odp_map_set(struct sroce_odp_map *m, struct sroce_mr *mr,
  */
 static struct sroce_odp_map *sroce_odp_child(struct sroce_mr *mr, u64 ua)
 {
+	u64 child_pages = sroce_odp_table_pages(BIT_ULL(SROCE_ODP_CHILD_SHIFT));
 	unsigned long idx = ua >> SROCE_ODP_CHILD_SHIFT;
 	struct ib_umem_odp *odp;
 	struct sroce_odp_map *m;
@@ -261,10 +305,13 @@ static struct sroce_odp_map *sroce_odp_child(struct sroce_mr *mr, u64 ua)
 	err = sroce_odp_vma_at(mr->odp->umem.owning_mm, ua);
 	if (err)
 		goto err;
+	err = sroce_odp_charge(mr, mr->odp->umem.owning_mm, child_pages);
+	if (err)
+		goto err;
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m) {
 		err = -ENOMEM;
-		goto err;
+		goto err_uncharge;
 	}
 	odp = ib_umem_odp_alloc_child(mr->odp, idx << SROCE_ODP_CHILD_SHIFT,
 				      BIT_ULL(SROCE_ODP_CHILD_SHIFT),
@@ -286,6 +333,8 @@ err_release:
 	ib_umem_odp_release(odp);
 err_free:
 	kfree(m);
+err_uncharge:
+	sroce_odp_uncharge(mr, mr->odp->umem.owning_mm, child_pages);
 err:
 	mutex_unlock(&mr->odp_child_mutex);
 	return ERR_PTR(err);
@@ -421,9 +470,14 @@ static const struct mmu_interval_notifier_ops sroce_odp_ops = {
 int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 		   u64 length, u64 iova, int access)
 {
+	struct mm_struct *mm = current->mm;
 	struct ib_umem_odp *odp;
+	u64 end;
+	int err;
 
 	spin_lock_init(&mr->odp_lock);
+	mr->odp_pin_limit = capable(CAP_IPC_LOCK) ? U64_MAX :
+			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	if (!start && length == U64_MAX) {
 		if (iova)
 			return -EINVAL;
@@ -439,10 +493,19 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 		xa_init(&mr->odp_children);
 		mutex_init(&mr->odp_child_mutex);
 	} else {
+		if (!mm || check_add_overflow(start, length, &end) ||
+		    ALIGN(end, PAGE_SIZE) < end)
+			return -EOVERFLOW;
+		end = ALIGN(end, PAGE_SIZE) - ALIGN_DOWN(start, PAGE_SIZE);
+		err = sroce_odp_charge(mr, mm, sroce_odp_table_pages(end));
+		if (err)
+			return err;
 		odp = ib_umem_odp_get(ibdev, start, length, access,
 				      &sroce_odp_ops);
-		if (IS_ERR(odp))
+		if (IS_ERR(odp)) {
+			sroce_odp_uncharge(mr, mm, mr->odp_charged);
 			return PTR_ERR(odp);
+		}
 		sroce_odp_map_set(&mr->odp_map, mr, odp);
 	}
 	mr->odp = odp;
@@ -459,6 +522,8 @@ void sroce_odp_release(struct sroce_mr *mr)
 	struct sroce_odp_map *m;
 	unsigned long idx;
 
+	/* The mm is held by the umem (explicit) or by us (implicit). */
+	sroce_odp_uncharge(mr, root->umem.owning_mm, mr->odp_charged);
 	if (sroce_odp_implicit(mr)) {
 		xa_for_each(&mr->odp_children, idx, m) {
 			ib_umem_odp_release(m->odp);

@@ -36,6 +36,8 @@ int cmd_memcg(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_resdetails(int argc, char **argv);
 int cmd_congestion(int argc, char **argv);
+int cmd_cqrace(int argc, char **argv);
+int cmd_odpcharge(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

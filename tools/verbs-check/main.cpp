@@ -67,6 +67,12 @@ static const char usage_text[] =
     "      the driver details of rdma resource show -dd for objects in known states\n"
     "  congestion --target TDEV --inject IFACE --peer-ip ADDR\n"
     "      a forged CNP, and one with ECN CE, reach TDEV's cnp_rcvd and ecn_ce_rcvd\n"
+    "  cqrace DEV [--rounds N]\n"
+    "      a CQ resized under a POLL_CQ held by fault/poll_delay_ms (debugfs, set by\n"
+    "      the caller): both succeed, the CQ works after\n"
+    "  odpcharge DEV --limit BYTES\n"
+    "      ODP page tables count in VmPin against a memlock limit of BYTES (run\n"
+    "      without CAP_IPC_LOCK): big regions and implicit children are refused\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -170,6 +176,8 @@ int main(int argc, char **argv)
 	    {"bound", vc::cmd_bound},
 	    {"resdetails", vc::cmd_resdetails},
 	    {"congestion", vc::cmd_congestion},
+	    {"cqrace", vc::cmd_cqrace},
+	    {"odpcharge", vc::cmd_odpcharge},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
