@@ -171,7 +171,8 @@ struct sroce_dev {
 	unsigned int netdev_mtu;
 
 	struct xarray qp_xa;		/* qpn -> struct sroce_qp_life */
-	u32 qpn_next;
+	u32 qpn_next;			/* debugfs fault/qpn_next sets it */
+	atomic64_t qp_serial;		/* the last QP's sroce_qp.serial */
 	struct xarray key_xa;		/* key index -> struct sroce_mr/mw */
 	u32 key_next;
 	struct xarray srq_xa;

@@ -16,7 +16,9 @@
  *                 before it takes its reference, where it can be
  *                 preempted (a preemptible RCU kernel: the debug one);
  *                 poll_delay_ms: a POLL_CQ on a user CQ waits that long
- *                 between loading the ring's header and using it
+ *                 between loading the ring's header and using it;
+ *                 qpn_next: the QP number the next QP is given if free
+ *                 (a test reuses a number without 2^24 creations)
  *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. One file lists the QPs, not one file
@@ -170,6 +172,7 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 			   &sdev->fault.lookup_delay_ms);
 	debugfs_create_u32("poll_delay_ms", 0600, fault,
 			   &sdev->fault.poll_delay_ms);
+	debugfs_create_u32("qpn_next", 0600, fault, &sdev->qpn_next);
 }
 
 void sroce_debugfs_dev_del(struct sroce_dev *sdev)

@@ -131,7 +131,7 @@ struct sroce_mw {
 	u64 addr;
 	u64 length;
 	int access;
-	u32 qpn;		/* type 2: the QP it is bound to */
+	u64 qp_serial;		/* type 2: the QP it is bound to */
 };
 
 static inline struct sroce_mw *to_smw(struct ib_mw *mw)

@@ -15,8 +15,15 @@
  * counts in its region's num_mw, and the region cannot be deregistered
  * (see SROCE_MR_MW_CLOSED for how a bind and a deregistration race).
  *
- * An rkey lookup that finds a window checks it (state, whole key, PD or
- * QP, range, rights) under mw->lock and returns its region referenced.
+ * An rkey lookup that finds a window checks it (state, whole key, PD, for
+ * type 2 the QP, range, rights) under mw->lock and returns its region
+ * referenced. A type 2 window names its QP by the QP's serial number, not
+ * its QP number: QP numbers are reused once the 24-bit space wraps, and a
+ * window still bound to a destroyed QP must not open to the QP that gets
+ * its number next (of any PD: IBA o10-37 asks for the PD and the QP to
+ * match). Such a window can still be invalidated (by a QP of its PD) or
+ * deallocated. rdma_rxe checks the PD too, and the QP by a pointer it
+ * holds a reference on.
  */
 #include "sroce_qp.h"
 #include "sroce_verbs.h"
@@ -177,7 +184,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 		mw->addr = addr;
 		mw->length = len;
 		mw->access = access;
-		mw->qpn = qp->ibqp.qp_num;
+		mw->qp_serial = qp->serial;
 		mw->state = SROCE_MR_VALID;
 	}
 	spin_unlock_irqrestore(&mw->lock, flags);
@@ -233,8 +240,8 @@ struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp, u32 rkey, u64 va,
 	spin_lock_irqsave(&mw->lock, flags);
 	if (mw->state == SROCE_MR_VALID && mw->key == rkey &&
 	    (mw->access & access) == access &&
-	    (mw->ibmw.type == IB_MW_TYPE_1 ? mw->ibmw.pd == sroce_qp_pd(qp) :
-					     mw->qpn == qp->ibqp.qp_num) &&
+	    mw->ibmw.pd == sroce_qp_pd(qp) &&
+	    (mw->ibmw.type == IB_MW_TYPE_1 || mw->qp_serial == qp->serial) &&
 	    va >= mw->addr && len <= mw->length &&
 	    va - mw->addr <= mw->length - len &&
 	    refcount_inc_not_zero(&mw->mr->refs)) {

@@ -62,12 +62,20 @@ static void (*sroce_rx_handler)(struct sroce_dev *sdev, struct sk_buff *skb);
 static LIST_HEAD(sroce_rx_list);
 static DEFINE_SPINLOCK(sroce_rx_lock);
 
-static struct sroce_dev *sroce_rx_dev(struct net_device *ndev)
+/*
+ * The device on @ndev whose sockets are in @net (the namespace of the
+ * socket that took the packet). A VLAN's packets go to the device on its
+ * real device; a VLAN moved into another namespace than its real device's
+ * (whose packets reach that namespace's socket) must not reach a device
+ * of the real device's namespace: the namespace is checked, not only the
+ * netdev.
+ */
+static struct sroce_dev *sroce_rx_dev(struct net_device *ndev, struct net *net)
 {
 	struct sroce_dev *sdev;
 
 	list_for_each_entry_rcu(sdev, &sroce_rx_list, rx_list)
-		if (sdev->ndev == ndev)
+		if (sdev->ndev == ndev && net_eq(sdev->net, net))
 			return sdev;
 	return NULL;
 }
@@ -648,9 +656,9 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	struct sroce_dev *sdev;
 
 	rcu_read_lock();
-	sdev = sroce_rx_dev(ndev);
+	sdev = sroce_rx_dev(ndev, sock_net(sk));
 	if (!sdev && is_vlan_dev(ndev))
-		sdev = sroce_rx_dev(vlan_dev_real_dev(ndev));
+		sdev = sroce_rx_dev(vlan_dev_real_dev(ndev), sock_net(sk));
 	if (sdev)
 		sroce_rx_handler(sdev, skb);
 	else

@@ -226,6 +226,7 @@ struct sroce_qp {
 	u32 qkey;
 	u16 pkey_index;
 	u32 dest_qpn;
+	u64 serial;	/* unique per device, never reused (QP numbers are) */
 	u32 sq_psn;
 	u32 rq_psn;
 	enum ib_mtu path_mtu;

@@ -316,6 +316,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->sdev = sdev;
 	qp->is_user = !!udata;
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 	qp->life = kzalloc(sizeof(*qp->life), GFP_KERNEL);
 	if (!qp->life) {
 		err = -ENOMEM;

@@ -113,6 +113,36 @@ static bool sroce_qp_accepts(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 }
 
 /*
+ * A connected QP (RC, UC, XRC) takes packets from its peer only: the IP
+ * source must be its path's destination and the IP destination its path's
+ * source GID, as rdma_rxe checks. Without this, anyone who can send a UDP
+ * datagram to port 4791 and knows a QP number and its expected PSN writes
+ * into another user's connection. A QP without a path yet (RESET, INIT:
+ * network_type 0) drops requests anyway; datagram QPs take any source.
+ * The path is written by modify_qp (RTR) without the receive path's
+ * knowledge: a packet that meets it half written is dropped and resent.
+ */
+static bool sroce_rcv_from_peer(const struct sroce_qp *qp,
+				const struct sk_buff *skb)
+{
+	const struct sroce_path *p = &qp->path;
+	const u8 *l3 = skb_network_header(skb);
+
+	if (!p->av.network_type)
+		return true;
+	if ((l3[0] >> 4) == 4) {
+		const struct iphdr *ip = ip_hdr(skb);
+
+		return p->av.network_type == SROCE_NETWORK_IPV4 &&
+		       !memcmp(p->av.dgid + 12, &ip->saddr, 4) &&
+		       !memcmp(p->sgid + 12, &ip->daddr, 4);
+	}
+	return p->av.network_type == SROCE_NETWORK_IPV6 &&
+	       !memcmp(p->av.dgid, &ipv6_hdr(skb)->saddr, 16) &&
+	       !memcmp(p->sgid, &ipv6_hdr(skb)->daddr, 16);
+}
+
+/*
  * Busy polling (sroce_cq.c) polls the NAPI context that received the
  * device's last packet. Written only when it changes, so a busy receive
  * path does not keep dirtying the cache line.
@@ -212,6 +242,12 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!sroce_qp_accepts(qp, &pkt)) {
 		sroce_qp_put(qp);
 		err = -SROCE_DROP_BAD_QP_TYPE;
+		goto drop;
+	}
+	if (pkt.info->transport != SROCE_TRANSPORT_UD &&
+	    !sroce_rcv_from_peer(qp, skb)) {
+		sroce_qp_put(qp);
+		err = -SROCE_DROP_BAD_ADDR;
 		goto drop;
 	}
 	/* Received by the QP: counted for it, before it may answer. */

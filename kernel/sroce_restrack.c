@@ -136,10 +136,26 @@ unsigned int sroce_qp_details(struct sroce_qp *qp, struct sroce_detail *v)
 	return n;
 }
 
+/*
+ * A QP's live transport state (the PSN it sends next and expects next,
+ * MSN, ring indices, timers) is shown to CAP_NET_ADMIN only, as the core
+ * shows raw dumps: with a connection's expected PSN and its QP number, one
+ * datagram from the peer's address is taken as the peer's (the receive
+ * path checks addresses, sroce_rcv_from_peer(), but a loopback
+ * connection's peer is the local host). Everyone else sees what the core
+ * shows of every QP (type, state, numbers, the PSNs given at modify time).
+ * The core does not tell us whether its reader has the capability: this
+ * runs in the reader's context (the netlink request or the dump's
+ * recvmsg), so capable() asks about the reader.
+ */
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_detail v[SROCE_QP_DETAILS_MAX];
-	unsigned int n = sroce_qp_details(to_sqp(ibqp), v);
+	unsigned int n;
+
+	if (!capable(CAP_NET_ADMIN))
+		return 0;
+	n = sroce_qp_details(to_sqp(ibqp), v);
 
 	return sroce_res_put(msg, v, n, NULL, NULL);
 }

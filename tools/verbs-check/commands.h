@@ -38,6 +38,8 @@ int cmd_resdetails(int argc, char **argv);
 int cmd_congestion(int argc, char **argv);
 int cmd_cqrace(int argc, char **argv);
 int cmd_odpcharge(int argc, char **argv);
+int cmd_spoof(int argc, char **argv);
+int cmd_mwreuse(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

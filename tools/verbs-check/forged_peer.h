@@ -187,6 +187,8 @@ class ForgedPeer
 	ibv_cq *cq() const { return cq_.get(); }
 	uint32_t mtu() const { return mtu_; }
 	const std::string &dev() const { return t_.dev; }
+	const std::string &netdev() const { return netdev_; }
+	const std::string &iface() const { return t_.iface; }
 	const uint8_t *ip() const { return ip_; }
 	const uint8_t *peer_ip() const { return t_.peer_ip; }
 	Injector &inj() { return inj_; }

@@ -73,6 +73,10 @@ static const char usage_text[] =
     "  odpcharge DEV --limit BYTES\n"
     "      ODP page tables count in VmPin against a memlock limit of BYTES (run\n"
     "      without CAP_IPC_LOCK): big regions and implicit children are refused\n"
+    "  spoof --target TDEV --inject IFACE --peer-ip ADDR --spoof-ip SADDR --other-ip DADDR\n"
+    "      a connected QP of TDEV drops SENDs from SADDR or to DADDR, takes its peer's\n"
+    "  mwreuse DEV --qpn-knob PATH\n"
+    "      a type 2 window of a destroyed QP stays closed to QPs given its number\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -178,6 +182,8 @@ int main(int argc, char **argv)
 	    {"congestion", vc::cmd_congestion},
 	    {"cqrace", vc::cmd_cqrace},
 	    {"odpcharge", vc::cmd_odpcharge},
+	    {"spoof", vc::cmd_spoof},
+	    {"mwreuse", vc::cmd_mwreuse},
 	};
 
 	/* Results go to a pipe or file in the tests: keep lines in order. */
