@@ -187,7 +187,6 @@ struct sroce_dev {
 
 	atomic_t num_pd, num_mr, num_cq, num_qp, num_srq, num_ah, num_mw;
 	atomic_t num_xrcd;
-	atomic64_t dm_bytes;		/* device memory handed out (sroce_dm.c) */
 	atomic_t num_odp_mr;		/* ODP regions (sroce_odp.c) */
 	atomic_t num_ucontext;
 
@@ -209,6 +208,7 @@ static inline void sroce_dev_count(struct sroce_dev *sdev,
 
 struct sroce_ucontext {
 	struct ib_ucontext ibuc;
+	atomic64_t dm_bytes;	/* device memory it holds (sroce_dm.c) */
 };
 
 struct sroce_pd {

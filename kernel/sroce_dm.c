@@ -13,10 +13,13 @@
  * The provider learns where to map the memory from a driver attribute of
  * UVERBS_METHOD_DM_ALLOC (SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET), as mlx5
  * reports its start offset. max_dm_size (SROCE_MAX_DM_SIZE) is what one
- * device hands out in all; allocations are counted in whole pages, and a
- * freed DM's pages are counted no more, though a process that still maps
- * them keeps them (charged to its memory cgroup, as rings are) until it
- * unmaps. rxe has no device memory.
+ * user context (one ibv_open_device()) is handed out in all: a hardware
+ * device's memory is one pool, which one user can take whole and starve
+ * the others; sroce's pages are the caller's own (charged to its memory
+ * cgroup), so there is nothing to share and each context has its own
+ * budget. Allocations are counted in whole pages, and a freed DM's pages
+ * are counted no more, though a process that still maps them keeps them
+ * (charged, as rings are) until it unmaps. rxe has no device memory.
  */
 #define UVERBS_MODULE_NAME sroce_ib
 #include <rdma/uverbs_named_ioctl.h>
@@ -30,7 +33,8 @@ struct ib_dm *sroce_alloc_dm(struct ib_device *ibdev,
 			     struct ib_dm_alloc_attr *attr,
 			     struct uverbs_attr_bundle *attrs)
 {
-	struct sroce_dev *sdev = to_sdev(ibdev);
+	struct sroce_ucontext *uc = container_of(uctx, struct sroce_ucontext,
+						 ibuc);
 	struct sroce_mmap_entry *me;
 	struct sroce_dm *dm;
 	size_t size;
@@ -42,7 +46,7 @@ struct ib_dm *sroce_alloc_dm(struct ib_device *ibdev,
 	    attr->alignment > PAGE_SHIFT)
 		return ERR_PTR(-EINVAL);
 	size = PAGE_ALIGN(attr->length);
-	if (atomic64_add_return(size, &sdev->dm_bytes) > SROCE_MAX_DM_SIZE) {
+	if (atomic64_add_return(size, &uc->dm_bytes) > SROCE_MAX_DM_SIZE) {
 		err = -ENOMEM;
 		goto err_budget;
 	}
@@ -57,6 +61,7 @@ struct ib_dm *sroce_alloc_dm(struct ib_device *ibdev,
 		goto err_dm;
 	}
 	dm->mentry = me;
+	dm->uc = uc;
 	dm->size = size;
 	offset = rdma_user_mmap_get_offset(&me->rdma);
 	err = uverbs_copy_to(attrs, SROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
@@ -70,7 +75,7 @@ err_entry:
 err_dm:
 	kfree(dm);
 err_budget:
-	atomic64_sub(size, &sdev->dm_bytes);
+	atomic64_sub(size, &uc->dm_bytes);
 	return ERR_PTR(err);
 }
 
@@ -80,7 +85,7 @@ int sroce_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 	struct sroce_dm *dm = to_sdm(ibdm);
 
 	rdma_user_mmap_entry_remove(&dm->mentry->rdma);
-	atomic64_sub(dm->size, &to_sdev(ibdm->device)->dm_bytes);
+	atomic64_sub(dm->size, &dm->uc->dm_bytes);
 	kfree(dm);
 	return 0;
 }

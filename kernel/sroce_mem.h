@@ -27,6 +27,7 @@ struct sroce_mmap_entry;
 struct sroce_dm {
 	struct ib_dm ibdm;
 	struct sroce_mmap_entry *mentry;
+	struct sroce_ucontext *uc;	/* whose budget it counts in */
 	size_t size;		/* the length rounded up to whole pages */
 };
 

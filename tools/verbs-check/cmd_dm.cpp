@@ -4,8 +4,9 @@
  * over a loopback RC pair.
  *
  *   - max_dm_size is reported; ibv_alloc_dm of 0 bytes, of more than
- *     max_dm_size, with a comp_mask bit: refused; the device hands out
- *     max_dm_size in all (ENOMEM past it) and takes back what is freed;
+ *     max_dm_size, with a comp_mask bit: refused; a context is handed
+ *     out max_dm_size in all (ENOMEM past it), another context gets its
+ *     own meanwhile, and what is freed is taken back;
  *   - ibv_memcpy_to_dm / _from_dm: a pattern goes in and comes back;
  *     offsets and lengths not a multiple of 4: EINVAL; past the end:
  *     EFAULT (as mlx5);
@@ -112,6 +113,16 @@ void DmRun::check_alloc(uint64_t max)
 	DmPtr c = alloc(ctx_, 4096);
 	r_.expect_errno("alloc.exhausted", c ? 0 : null_errno(), ENOMEM,
 	                "a page past max_dm_size in all");
+	{
+		/* The budget is the context's: another (process) is not starved. */
+		ContextPtr other(ibv_open_device(ctx_->device));
+		DmPtr d = other ? alloc(other.get(), max / 2) : nullptr;
+		r_.check(
+		    d != nullptr, "alloc.other_context",
+		    "another context allocates max_dm_size / 2 while this one holds all of its "
+		    "own (%s)",
+		    d ? "ok" : errno_name(errno).c_str());
+	}
 	b.reset();
 	c = alloc(ctx_, 4096);
 	r_.check(c != nullptr, "alloc.returned", "a page again once half is freed (%s)",
