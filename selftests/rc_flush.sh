@@ -25,7 +25,7 @@
 # once (no retransmission), as it would from rxe. On Linux 6.1 neither device can be a
 # FLUSH target: the test is skipped there, with the reason.
 # timeout: 90
-# place: sroce-rxe@1 6.12@3 6.12-rxe@3 cross@3
+# place: 6.12@3 6.12-rxe@3 cross@3
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=rc_integrity_lib.sh

@@ -85,6 +85,13 @@ else
 	if [ -z "$shard" ]; then
 		shard=$((commits % 3 + 1))
 		shard_why="picked by commit $head_id, $commits commits"
+		# A shallow clone counts only the commits it has: the shard
+		# would not rotate. The commit's hash picks then (the same
+		# commit, the same shard), and the summary says so.
+		if [ "$(git -C "$repo" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+			shard=$((0x$(git -C "$repo" rev-parse HEAD | cut -c1-6) % 3 + 1))
+			shard_why="picked by the hash of commit $head_id: a shallow clone, whose commit count does not rotate"
+		fi
 	else
 		shard_why="SROCE_SHARD/--shard"
 	fi
@@ -727,10 +734,12 @@ suite_result() {
 # split_tests "A.sh,B.sh,..." LABEL: two comma lists on two lines, longest
 # first into the shorter.
 split_tests() {
-	local tt s a="" b="" sa=0 sb=0
+	local tt s a="" b="" sa=0 sb=0 boot
+	# estimate() counts a boot with the tests: once per test here, not.
+	boot=$(estimate "$2" "")
 	for tt in ${1//,/ }; do
 		s=$(estimate "$2" "$tt")
-		echo "$s $tt"
+		echo "$((s - boot)) $tt"
 	done | sort -rn | {
 		while read -r s tt; do
 			if [ "$sa" -le "$sb" ]; then
