@@ -88,8 +88,6 @@ struct sroce_mr {
 	u64 odp_pin_limit;		/* pages of pinned_vm allowed */
 	u64 odp_charged;		/* pages of tables in pinned_vm */
 	spinlock_t odp_lock;	/* data path against invalidation */
-	u64 bad_start;		/* the last fault that failed: the next */
-	u64 bad_end;		/* access there fails, once */
 	atomic_t faults;	/* fault work items queued */
 };
 
@@ -252,6 +250,17 @@ struct sroce_odp_fault {
 	u64 len;		/* bytes that must come in */
 	u64 ahead;		/* bytes tried first (>= len) */
 	bool write;
+	/*
+	 * The last fault of this QP side that failed for good (nothing
+	 * mapped there, no write access, the process gone): the side's next
+	 * fault request, its access tried again, fails there (-EFAULT)
+	 * instead of faulting forever. Written by the work item before it
+	 * lets go of pending, read by the next request after it takes it.
+	 */
+	const struct sroce_mr *bad_mr;	/* compared, never followed */
+	u32 bad_key;
+	u64 bad_start;		/* iova */
+	u64 bad_end;
 };
 
 #define SROCE_ODP_FAULT_PENDING	0
@@ -276,7 +285,7 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 void sroce_odp_release(struct sroce_mr *mr);
 u64 sroce_odp_pages_mapped(struct sroce_mr *mr);
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		       bool write, bool record);
+		       bool write);
 int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 		       bool fault);
 int sroce_odp_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
@@ -301,7 +310,7 @@ static inline u64 sroce_odp_pages_mapped(struct sroce_mr *mr)
 }
 
 static inline int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len,
-				     u64 ahead, bool write, bool record)
+				     u64 ahead, bool write)
 {
 	return -EOPNOTSUPP;
 }
@@ -333,8 +342,8 @@ static inline int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len,
 #endif
 int sroce_odp_wq_init(void);
 void sroce_odp_wq_exit(void);
-void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		     bool write, struct sroce_qp *qp, int side);
+int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		    bool write, struct sroce_qp *qp, int side);
 void sroce_odp_fault_init(struct sroce_qp *qp);
 int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,

@@ -37,10 +37,12 @@
  * orders it against the fault's mapping, as the core requires.
  *
  * A fault that fails (the range is not mapped in the process, or the
- * process is gone) is remembered (bad_start, bad_end): the next access
- * that misses there fails with -EFAULT (LOC_PROT_ERR, or a remote access
- * error NAK), instead of faulting forever. It is cleared by that access,
- * so memory mapped there again later is faulted in anew.
+ * process is gone) is remembered by the QP side that asked for it
+ * (struct sroce_odp_fault, sroce_sgl.c): its access, tried again, fails
+ * with -EFAULT (LOC_PROT_ERR, or a remote access error NAK) instead of
+ * faulting forever. Not by the region: a peer's failed fault on a hole
+ * then failed the next access of anyone there, the owner's too, once
+ * the owner had mapped memory at the hole (odp.sh, hole.owner).
  *
  * Implicit ODP (ibv_reg_mr(pd, NULL, SIZE_MAX, ...)): the region is the
  * process's whole address space, iova == user address. Its root umem
@@ -163,21 +165,6 @@ static void *sroce_odp_va(struct sroce_mr *mr, u64 ua, bool write, u32 *room)
 	return (void *)(uintptr_t)((d & ODP_DMA_ADDR_MASK) + off);
 }
 
-/*
- * A miss at @ua, under odp_lock: -EFAULT if the last failed fault covered
- * it (forgotten then, if @consume), else -EAGAIN.
- */
-static int sroce_odp_miss(struct sroce_mr *mr, u64 ua, bool consume)
-{
-	if (ua < mr->bad_start || ua >= mr->bad_end)
-		return -EAGAIN;
-	if (consume) {
-		mr->bad_start = 0;
-		mr->bad_end = 0;
-	}
-	return -EFAULT;
-}
-
 int sroce_odp_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		   u32 len, enum sroce_copy_dir dir)
 {
@@ -191,7 +178,7 @@ int sroce_odp_copy(struct sroce_mr *mr, u64 iova, struct sroce_pktbuf *pb,
 		spin_lock_irqsave(&mr->odp_lock, flags);
 		va = sroce_odp_va(mr, ua, dir == SROCE_TO_MR, &room);
 		if (!va) {
-			err = sroce_odp_miss(mr, ua, true);
+			err = -EAGAIN;
 			spin_unlock_irqrestore(&mr->odp_lock, flags);
 			return err;
 		}
@@ -216,7 +203,7 @@ int sroce_odp_word(struct sroce_mr *mr, u64 iova, struct sroce_word_op *op)
 	spin_lock_irqsave(&mr->odp_lock, flags);
 	va = sroce_odp_va(mr, ua, true, &room);
 	if (!va)
-		err = sroce_odp_miss(mr, ua, true);
+		err = -EAGAIN;
 	else if (ua & 7)
 		err = -EFAULT;
 	else
@@ -225,11 +212,7 @@ int sroce_odp_word(struct sroce_mr *mr, u64 iova, struct sroce_word_op *op)
 	return err;
 }
 
-/*
- * Is [iova, iova + len) of @mr mapped (writable, if @write)? 0, -EAGAIN,
- * or -EFAULT where the last fault failed (not forgotten: the access that
- * follows reports it).
- */
+/* Is [iova, iova + len) of @mr mapped (writable, if @write)? 0 or -EAGAIN. */
 int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 {
 	u64 ua = sroce_odp_uaddr(mr, iova), end = ua + len;
@@ -243,7 +226,7 @@ int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 		if (sroce_odp_va(mr, ua, write, &room))
 			ua += room;
 		else
-			err = sroce_odp_miss(mr, ua, false);
+			err = -EAGAIN;
 		spin_unlock_irqrestore(&mr->odp_lock, flags);
 	}
 	return err;
@@ -351,7 +334,6 @@ static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 {
 	u64 pos = ua, end = ua + len, n;
 	struct sroce_odp_map *m;
-	unsigned long flags;
 	int np;
 
 	while (pos < end) {
@@ -373,42 +355,26 @@ static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 		mutex_unlock(&m->odp->umem_mutex);
 		pos += n;
 	}
-	if (fault) {
-		spin_lock_irqsave(&mr->odp_lock, flags);
-		if (ua < mr->bad_end && ua + len > mr->bad_start) {
-			mr->bad_start = 0;
-			mr->bad_end = 0;
-		}
-		spin_unlock_irqrestore(&mr->odp_lock, flags);
-	}
 	return 0;
 }
 
 /*
  * Fault in [iova, iova + len) of @mr, and @ahead bytes from @iova if it
- * can (the rest of a message or buffer); process context. If @record, a
- * failure for good (nothing mapped there, no write access, the process
- * gone) is remembered for the access that missed (sroce_odp_miss()); one
- * that may pass (-EBUSY from a busy mm, -ENOMEM) is not: the access
- * faults again.
+ * can (the rest of a message or buffer); process context. 0 or the
+ * errno: -EFAULT, -EPERM or -EINVAL fail for good (nothing mapped there,
+ * no write access, the process gone), others (-EBUSY from a busy mm,
+ * -ENOMEM) may pass.
  */
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		       bool write, bool record)
+		       bool write)
 {
 	u64 ua = sroce_odp_uaddr(mr, iova);
 	u64 access = sroce_odp_access(mr, write);
-	unsigned long flags;
 	int err;
 
 	err = sroce_odp_map(mr, ua, ahead, access, true);
 	if (err && ahead > len)
 		err = sroce_odp_map(mr, ua, len, access, true);
-	if (record && (err == -EFAULT || err == -EPERM || err == -EINVAL)) {
-		spin_lock_irqsave(&mr->odp_lock, flags);
-		mr->bad_start = ua;
-		mr->bad_end = ua + len;
-		spin_unlock_irqrestore(&mr->odp_lock, flags);
-	}
 	return err;
 }
 

@@ -230,7 +230,7 @@ struct sroce_qp {
 	u32 sq_psn;
 	u32 rq_psn;
 	enum ib_mtu path_mtu;
-	u32 conn_mtu;	/* RC/UC: bytes per packet, fixed at modify time */
+	u32 conn_mtu;	/* RC/UC/XRC: bytes per packet, fixed at modify */
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
@@ -340,19 +340,21 @@ void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_qp_fatal(struct sroce_qp *qp);
 
 /*
- * The MTU in bytes packets of @qp are cut to. A connected QP's is fixed
- * when its path MTU is set (capped by the port's active MTU then): both
- * ends must agree on it for the whole connection, since every packet but
- * a message's last must be exactly that long. It once followed the port,
- * and a netdev MTU change under a live QP made the two ends disagree (the
- * peer NAKed the first packet cut to the new size, sroce_ctrl_bond.sh). A
- * UD message fits the port's MTU of the moment.
+ * The MTU in bytes packets of @qp are cut to. A connected QP's (RC, UC,
+ * XRC) is fixed when its path MTU is set (capped by the port's active MTU
+ * then): both ends must agree on it for the whole connection, since every
+ * packet but a message's last must be exactly that long, and a duplicate
+ * READ's offset is counted in it. It once followed the port, and a netdev
+ * MTU change under a live QP made the two ends disagree (the peer NAKed
+ * the first packet cut to the new size, sroce_ctrl_bond.sh); XRC QPs
+ * followed the port for longer, ignoring their path MTU (xrc.sh,
+ * path_mtu). A UD message fits the port's MTU of the moment.
  */
 static inline u32 sroce_qp_mtu(struct sroce_qp *qp)
 {
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
-		return qp->conn_mtu;
-	return ib_mtu_enum_to_int(READ_ONCE(qp->sdev->active_mtu));
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		return ib_mtu_enum_to_int(READ_ONCE(qp->sdev->active_mtu));
+	return qp->conn_mtu;
 }
 
 /* Fix @qp's connected MTU from @path_mtu and the port's MTU now. */

@@ -261,8 +261,9 @@ static int sroce_resp_exec_atomic(struct sroce_qp *qp, struct sroce_res *res)
 		 * the QP.
 		 */
 		if (err == -EAGAIN)
-			sroce_odp_fault(mr, res->va, sizeof(u64), sizeof(u64),
-					true, qp, SROCE_ODP_RESP);
+			err = sroce_odp_fault(mr, res->va, sizeof(u64),
+					      sizeof(u64), true, qp,
+					      SROCE_ODP_RESP);
 		sroce_mr_put(mr);
 		if (err == -EAGAIN)
 			return err;
@@ -420,9 +421,9 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 		 * hardware does.
 		 */
 		if (err == -EAGAIN)
-			sroce_odp_fault(mr, rs->write_va, pkt->payload_len,
-					rs->write_left, true, qp,
-					SROCE_ODP_RESP);
+			err = sroce_odp_fault(mr, rs->write_va,
+					      pkt->payload_len, rs->write_left,
+					      true, qp, SROCE_ODP_RESP);
 		sroce_mr_put(mr);
 		if (err == -EAGAIN)
 			return SROCE_RESP_RNR;
@@ -705,13 +706,13 @@ static bool sroce_resp_build_read(struct sroce_qp *qp,
 				   IB_ACCESS_REMOTE_READ);
 		err = mr ? sroce_mr_copy(mr, res->va + res->sent, &pb, n,
 					 SROCE_FROM_MR) : -EACCES;
-		if (err == -EAGAIN) {
-			/* ODP: the rest waits for the fault, which kicks. */
-			sroce_odp_fault(mr, res->va + res->sent, n,
-					res->length - res->sent, false, qp,
-					SROCE_ODP_RESP);
+		/* ODP: the rest waits for the fault, which kicks. */
+		if (err == -EAGAIN)
+			err = sroce_odp_fault(mr, res->va + res->sent, n,
+					      res->length - res->sent, false,
+					      qp, SROCE_ODP_RESP);
+		if (err == -EAGAIN)
 			qp->resp.odp_wait = true;
-		}
 		if (mr)
 			sroce_mr_put(mr);
 		if (err) {
@@ -905,6 +906,7 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 	const struct sroce_atmeth *a = &pkt->atmeth;
 	struct sroce_res r = {};
 	struct sroce_mr *mr;
+	int err;
 
 	if (a->va & (sizeof(u64) - 1))
 		return SROCE_RESP_NAK_INV;	/* IBA 9.4.5: 8-byte aligned */
@@ -917,10 +919,10 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 	 * NAK meanwhile), so that its turn rarely has to wait for it.
 	 */
 	if (sroce_mr_ready(mr, a->va, sizeof(u64), true) == -EAGAIN) {
-		sroce_odp_fault(mr, a->va, sizeof(u64), sizeof(u64), true, qp,
-				SROCE_ODP_RESP);
+		err = sroce_odp_fault(mr, a->va, sizeof(u64), sizeof(u64),
+				      true, qp, SROCE_ODP_RESP);
 		sroce_mr_put(mr);
-		return SROCE_RESP_RNR;
+		return err == -EAGAIN ? SROCE_RESP_RNR : SROCE_RESP_NAK_ACC;
 	}
 	sroce_mr_put(mr);
 	if (!sroce_resp_res_next(qp))
@@ -991,8 +993,8 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 	if (!err)
 		err = sroce_mr_atomic_write(mr, pkt->reth.va, value);
 	if (err == -EAGAIN)
-		sroce_odp_fault(mr, pkt->reth.va, sizeof(u64), sizeof(u64),
-				true, qp, SROCE_ODP_RESP);
+		err = sroce_odp_fault(mr, pkt->reth.va, sizeof(u64),
+				      sizeof(u64), true, qp, SROCE_ODP_RESP);
 	sroce_mr_put(mr);
 	if (err == -EAGAIN)
 		return SROCE_RESP_RNR;	/* an ODP page is faulted in */

@@ -28,14 +28,21 @@ static void sroce_odp_fault_work(struct work_struct *work)
 						 work);
 	struct sroce_mr *mr = f->mr;
 	struct sroce_qp *qp = f->qp;
+	int err;
 
-	sroce_odp_fault_in(mr, f->iova, f->len, f->ahead, f->write, !!qp);
+	err = sroce_odp_fault_in(mr, f->iova, f->len, f->ahead, f->write);
 	if (!qp) {
 		/* An advice: its own allocation; the MR's count before its put. */
 		atomic_dec(&mr->faults);
 		sroce_mr_put(mr);
 		kfree(f);
 		return;
+	}
+	if (err == -EFAULT || err == -EPERM || err == -EINVAL) {
+		f->bad_mr = mr;
+		f->bad_key = mr->ibmr.lkey;
+		f->bad_start = f->iova;
+		f->bad_end = f->iova + f->len;
 	}
 	sroce_mr_put(mr);
 	/*
@@ -73,22 +80,42 @@ static void sroce_odp_fault_fill(struct sroce_odp_fault *f,
  * it is done, whose engines then try again (and ask for the next fault if
  * they still miss). So a QP always gets its kick, at most two faults per
  * QP are in flight, and none is allocated.
+ *
+ * Returns -EAGAIN (the access waits for the fault), or -EFAULT when this
+ * side's last fault failed for good where it asks again: the access that
+ * asked for it, tried again after the kick, fails then instead of
+ * faulting forever. Only this side's own request is failed: another QP's
+ * access there, or this side's after something else came first, faults
+ * anew (what is mapped there now is mapped in). A record the retry never
+ * reads (it found the page mapped by someone else) waits for this side's
+ * next request: that fails once only if it is for the same range of the
+ * same region.
  */
-void sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
-		     bool write, struct sroce_qp *qp, int side)
+int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		    bool write, struct sroce_qp *qp, int side)
 {
 	struct sroce_odp_fault *f = &qp->odp_fault[side];
+	bool failed;
 
 	if (test_and_set_bit_lock(SROCE_ODP_FAULT_PENDING, &f->pending))
-		return;
+		return -EAGAIN;
+	/* The record is for the next request only: taken either way. */
+	failed = f->bad_mr == mr && f->bad_key == mr->ibmr.lkey &&
+		 iova < f->bad_end && iova + max_t(u64, len, 1) > f->bad_start;
+	f->bad_mr = NULL;
+	if (failed) {
+		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
+		return -EFAULT;
+	}
 	/* A QP being destroyed waits for no kick. */
 	if (!sroce_qp_tryget(qp->life)) {
 		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
-		return;
+		return -EAGAIN;
 	}
 	sroce_odp_fault_fill(f, mr, iova, len, ahead, write);
 	f->qp = qp;
 	queue_work(sroce_odp_wq, &f->work);
+	return -EAGAIN;
 }
 
 void sroce_odp_fault_init(struct sroce_qp *qp)
@@ -177,9 +204,10 @@ int sroce_sgl_copy(struct sroce_qp *qp, int side, const struct sroce_sge *sge,
 				err = sroce_mr_copy(mr, sge[i].addr + offset,
 						    pb, n, dir);
 			if (err == -EAGAIN)
-				sroce_odp_fault(mr, sge[i].addr + offset, n,
-						sge[i].length - offset,
-						dir == SROCE_TO_MR, qp, side);
+				err = sroce_odp_fault(mr, sge[i].addr + offset,
+						      n, sge[i].length - offset,
+						      dir == SROCE_TO_MR, qp,
+						      side);
 			sroce_mr_put(mr);
 			if (err)
 				return err;
@@ -219,14 +247,17 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
 		 * drops one, and the fault's kick asks for it again).
 		 */
 		win = min_t(u64, sge[i].length, SROCE_ODP_FAULT_AHEAD);
+		/*
+		 * A fault that failed for good: the READ goes, and its
+		 * answer's placement reports the error.
+		 */
 		if (mr->kind == SROCE_MR_ODP &&
 		    !sroce_mr_check(mr, sroce_qp_pd(qp), sge[i].addr,
 				    sge[i].length, IB_ACCESS_LOCAL_WRITE) &&
-		    sroce_mr_ready(mr, sge[i].addr, win, true) == -EAGAIN) {
-			sroce_odp_fault(mr, sge[i].addr, win, win, true, qp,
-					SROCE_ODP_REQ);
+		    sroce_mr_ready(mr, sge[i].addr, win, true) == -EAGAIN &&
+		    sroce_odp_fault(mr, sge[i].addr, win, win, true, qp,
+				    SROCE_ODP_REQ) == -EAGAIN)
 			err = -EAGAIN;
-		}
 		sroce_mr_put(mr);
 	}
 	return err;

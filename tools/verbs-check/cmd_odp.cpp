@@ -31,6 +31,9 @@
  *     moved to other frames (MADV_COLLAPSE; needs THP, else SKIP);
  *   - the range unmapped for good: a WRITE into it fails with
  *     IBV_WC_REM_ACCESS_ERR, a SEND out of it with IBV_WC_LOC_PROT_ERR;
+ *   - a peer's failed fault is its own: a WRITE into a PROT_NONE page
+ *     fails its fault; before the peer sends it again (RNR timer 491 ms)
+ *     the owner maps the page and sends from it: the SEND succeeds;
  *   - ibv_advise_mr: PREFETCH_WRITE with IBV_ADVISE_MR_FLAG_FLUSH faults
  *     the range in (resident memory grows by it), PREFETCH and
  *     PREFETCH_NO_FAULT succeed; a region that is not ODP and a bad lkey
@@ -205,6 +208,7 @@ class OdpRun
 	void taken_away(Pair &p);
 	void under_traffic(Pair &p);
 	void unmapped();
+	void peer_hole();
 	void uc_drop();
 	void advise();
 	void advise_hole(Pair &p);
@@ -725,6 +729,59 @@ void OdpRun::unmapped()
 }
 
 /*
+ * A failed fault is remembered for the access that asked for it, not for
+ * the region: a peer's WRITE into a page the process has not mapped
+ * (PROT_NONE) fails its fault, and the responder answers RNR NAKs with
+ * the longest timer (491.52 ms); meanwhile the owner maps the page and
+ * sends from it, which must fault the page in and succeed, not fail in
+ * the peer's place.
+ */
+void OdpRun::peer_hole()
+{
+	Pair p;
+	uint8_t *h = host_.data();
+	void *m = mmap(nullptr, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *mem = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
+	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, 2 * 4096, kOdpAccess) : nullptr);
+	ibv_qp_attr a{};
+	a.min_rnr_timer = 31;
+	if (!r_.check(mr && make_pair(&p) && !ibv_modify_qp(p.b.get(), &a, IBV_QP_MIN_RNR_TIMER),
+	              "hole.setup",
+	              "an ODP region over 2 PROT_NONE pages, an RC pair whose "
+	              "responder's RNR timer is 491 ms")) {
+		if (mem)
+			munmap(mem, 2 * 4096);
+		return;
+	}
+	fill_pattern(h, 4096, 41);
+	/* The peer's WRITE into the hole: its fault fails. */
+	bool ok = !post(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(mem),
+	                mr->rkey);
+	usleep(150 * 1000);
+	/* The owner maps the page, fills it, sends from it to the peer. */
+	ok = ok && !mprotect(mem, 4096, PROT_READ | PROT_WRITE);
+	if (ok)
+		fill_pattern(mem, 4096, 42);
+	std::memset(h + kMsg, 0, 4096);
+	ok = ok && !post_recv(p.a.get(), addr_of(h + kMsg), 4096, hmr_->lkey) &&
+	     !post(p.b.get(), IBV_WR_SEND, addr_of(mem), 4096, mr->lkey);
+	ibv_wc wc[3];
+	int got = ok ? poll_cq_for(cq_.get(), wc, 3, kTimeoutMs) : 0;
+	int send = -1;
+	for (int i = 0; i < got; i++)
+		if (wc[i].opcode == IBV_WC_SEND)
+			send = int(wc[i].status);
+	r_.check(send == IBV_WC_SUCCESS && same_pattern(h + kMsg, 4096, 42), "hole.owner",
+	         "the owner's SEND from the page it mapped after a peer's fault failed there: %s, "
+	         "payload %s",
+	         send < 0 ? "no completion" : ibv_wc_status_str(ibv_wc_status(send)),
+	         same_pattern(h + kMsg, 4096, 42) ? "as sent" : "not as sent");
+	p = Pair();
+	mr.reset();
+	munmap(mem, 2 * 4096);
+}
+
+/*
  * UC into an ODP receive buffer whose first page alone is mapped: the
  * first message's packets land until one misses a page, and the message
  * is dropped there (UC cannot ask the sender to wait); the next message
@@ -1026,6 +1083,7 @@ int OdpRun::run()
 	p = Pair();
 	omr_.reset();
 	unmapped();
+	peer_hole();
 	uc_drop();
 	advise();
 	implicit();

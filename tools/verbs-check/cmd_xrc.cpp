@@ -12,7 +12,9 @@
  *     in a receive of the SRQ it names and completes on that SRQ's CQ,
  *     with the target's QP number; a 64 KiB SEND too (many packets);
  *   - RDMA WRITE, RDMA READ, fetch-and-add and compare-and-swap through
- *     the pair, keys of the named SRQ's PD;
+ *     the pair, keys of the named SRQ's PD; the 64 KiB WRITE and READ are
+ *     cut to the pair's path MTU (1024), not the port's (tx_packets of
+ *     rdma statistic);
  *   - ibv_open_qp opens the target by number in its domain;
  *   - refused, each on a fresh pair: an rkey of another PD than the named
  *     SRQ's (IBV_WC_REM_ACCESS_ERR), an SRQ of another XRC domain and an
@@ -36,8 +38,10 @@ extern "C" int ibv_cmd_post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **ba
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <string>
 #include <vector>
 
 namespace vc
@@ -236,6 +240,32 @@ void XrcRun::sends(Pair &p)
 	}
 }
 
+/*
+ * Counter @name of port 1 of @dev as `rdma statistic show link` gives it:
+ * the device's own count plus that of every counter QPs are bound to
+ * (hw_counters in sysfs has the first only), or -1.
+ */
+long link_counter(const std::string &dev, const char *name)
+{
+	const std::string cmd = "rdma statistic show link " + dev + "/1 2>/dev/null";
+	FILE *f = popen(cmd.c_str(), "r");
+	char word[128];
+	bool next = false;
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (std::fscanf(f, "%127s", word) == 1) {
+		if (next) {
+			v = std::strtol(word, nullptr, 10);
+			break;
+		}
+		next = std::strcmp(word, name) == 0;
+	}
+	pclose(f);
+	return v;
+}
+
 void XrcRun::memory(Pair &p)
 {
 	uint8_t *src = buf_.data(), *dst = src + 3 * kMsg;
@@ -243,6 +273,15 @@ void XrcRun::memory(Pair &p)
 
 	fill_pattern(src, kMsg, 10);
 	memset(dst, 0, kMsg);
+	/*
+	 * The pair's path MTU is 1024 (to_rtr()), below the port's: a
+	 * connection's packets are cut to its path MTU, which both ends
+	 * agreed on, whatever the port's MTU (RC, UC and XRC alike). The
+	 * port's transmit counter sees the WRITE's requests and the READ's
+	 * responses (and ACKs): at least 64 of each.
+	 */
+	const std::string dev = ibv_get_device_name(ctx_->device);
+	const long tx0 = link_counter(dev, "tx_packets");
 	bool ok = !post(p.ini.get(), IBV_WR_RDMA_WRITE, srqna_, addr_of(src), kMsg, mr_->lkey,
 	                addr_of(dst), mr_->rkey) &&
 	          one(scq_.get(), &w) == IBV_WC_SUCCESS && same_pattern(dst, kMsg, 10);
@@ -252,6 +291,11 @@ void XrcRun::memory(Pair &p)
 	           addr_of(dst), mr_->rkey) &&
 	     one(scq_.get(), &w) == IBV_WC_SUCCESS && same_pattern(src, kMsg, 10);
 	r_.check(ok, "read", "RDMA READ of 64 KiB through XRC");
+	const long tx1 = link_counter(dev, "tx_packets");
+	r_.check(tx0 >= 0 && tx1 - tx0 >= 2 * long(kMsg / 1024), "path_mtu",
+	         "the 64 KiB WRITE and READ took %ld packets (%s tx_packets %ld -> %ld; want at "
+	         "least 128: path MTU 1024)",
+	         tx1 - tx0, dev.c_str(), tx0, tx1);
 
 	uint64_t *word = reinterpret_cast<uint64_t *>(dst + 64);
 	uint64_t *res = reinterpret_cast<uint64_t *>(src + 128);
