@@ -12,7 +12,8 @@
 # invalid data was reported and that it moved exactly SIZE * ITERS * 2 bytes.
 # The addresses are $RIG_IP4/$RIG_IP6 (the GID's) and $RIG_PEER_IP4 (the
 # out-of-band TCP exchange); $PP_TAG, when set, prefixes the step names,
-# and $PP_EXEC (words, e.g. "ip netns exec ctr") the commands.
+# $PP_EXEC (words, e.g. "ip netns exec ctr") the commands, and $PP_LIMIT
+# (default 60) is each run's time limit in seconds.
 pingpong_steps() {
 	local tool=$1 port=$2 spec fam size iters own gid step log rc pid want
 	local -a specs=() extra=() wrap=()
@@ -33,7 +34,7 @@ pingpong_steps() {
 		log=$RIG_TEST_OUT/$step.log
 		rc=0
 		if rig_is_a; then
-			rig_bg "$step" 60 "${wrap[@]}" "$tool" "${args[@]}"
+			rig_bg "$step" "${PP_LIMIT:-60}" "${wrap[@]}" "$tool" "${args[@]}"
 			pid=$RIG_BG_PID
 			rig_wait_listen "$port" 30 "$pid" || {
 				kill "$pid"
@@ -43,7 +44,7 @@ pingpong_steps() {
 			rig_bg_wait "$pid" || rc=$?
 		else
 			rig_wait "listen-$step" 90 >/dev/null || rig_fail "$step: the server never listened"
-			rig_run 60 "${wrap[@]}" "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 || rc=$?
+			rig_run "${PP_LIMIT:-60}" "${wrap[@]}" "$tool" "${args[@]}" "$RIG_PEER_IP4" >"$log" 2>&1 || rc=$?
 		fi
 		[ "$rc" = 0 ] || {
 			sed 's/^/    /' "$log"
