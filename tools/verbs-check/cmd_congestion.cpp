@@ -58,18 +58,6 @@ void mark_ce(std::vector<uint8_t> *f)
 	ip[11] = uint8_t(~sum);
 }
 
-/* Waits up to 2 s for counter @name of @dev to reach @want. */
-long wait_counter(const std::string &dev, const char *name, long want)
-{
-	long v = read_counter(dev, name);
-
-	for (int i = 0; i < 200 && v < want; i++) {
-		usleep(10000);
-		v = read_counter(dev, name);
-	}
-	return v;
-}
-
 int run(const PeerTarget &t)
 {
 	Report r("congestion");

@@ -37,17 +37,6 @@ namespace
 
 constexpr uint32_t kLen = 64;
 
-long wait_counter(const std::string &dev, const char *name, long want)
-{
-	long v = read_counter(dev, name);
-
-	for (int i = 0; i < 200 && v < want; i++) {
-		usleep(10000);
-		v = read_counter(dev, name);
-	}
-	return v;
-}
-
 /* The next completion of @cq within @ms: 1, 0 (none) or -1. */
 int wait_wc(ibv_cq *cq, int ms, ibv_wc *wc)
 {

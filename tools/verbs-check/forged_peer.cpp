@@ -97,6 +97,17 @@ bool all_are(const uint8_t *p, size_t n, uint8_t v)
 	return true;
 }
 
+long wait_counter(const std::string &dev, const char *name, long want)
+{
+	long v = read_counter(dev, name);
+
+	for (int i = 0; i < 200 && v < want; i++) {
+		usleep(10000);
+		v = read_counter(dev, name);
+	}
+	return v;
+}
+
 bool parse_peer_target(const Args &args, PeerTarget *t, std::string *why)
 {
 	*t = PeerTarget{};

@@ -34,6 +34,12 @@ constexpr uint16_t kPeerSport = 0xc0de; /* its UDP source port */
 /* Every byte of [p, p + n) is @v. */
 bool all_are(const uint8_t *p, size_t n, uint8_t v);
 
+/*
+ * Port counter @name of @dev (sysfs hw_counters) once it reached @want,
+ * or its value after 2 s: what a forged packet moved.
+ */
+long wait_counter(const std::string &dev, const char *name, long want);
+
 /* --target TDEV --inject IFACE --peer-ip ADDR */
 struct PeerTarget {
 	std::string dev, iface;
