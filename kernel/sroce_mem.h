@@ -251,16 +251,21 @@ struct sroce_odp_fault {
 	u64 ahead;		/* bytes tried first (>= len) */
 	bool write;
 	/*
-	 * The last fault of this QP side that failed for good (nothing
-	 * mapped there, no write access, the process gone): the side's next
-	 * fault request, its access tried again, fails there (-EFAULT)
-	 * instead of faulting forever. Written by the work item before it
-	 * lets go of pending, read by the next request after it takes it.
+	 * The last faults of this QP side that failed for good (nothing
+	 * mapped there, no write access, the process gone, no table
+	 * allowed): the side's access tried again there fails (-EFAULT)
+	 * instead of faulting forever. Two, so that two accesses of one side
+	 * that take turns (a READ's placement and a SEND's data) do not
+	 * erase each other's. Written by the work item before it lets go of
+	 * pending, read by a request after it takes it.
 	 */
-	const struct sroce_mr *bad_mr;	/* compared, never followed */
-	u32 bad_key;
-	u64 bad_start;		/* iova */
-	u64 bad_end;
+	struct sroce_odp_bad {
+		const struct sroce_mr *mr;	/* compared, never followed */
+		u32 key;
+		u64 start;		/* iova */
+		u64 end;
+	} bad[2];
+	u8 bad_next;		/* the slot the next failure takes */
 };
 
 #define SROCE_ODP_FAULT_PENDING	0

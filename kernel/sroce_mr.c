@@ -627,7 +627,8 @@ int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 value)
 
 /*
  * 0 if [iova, iova + len) of @mr can be accessed without a fault (always,
- * but for an ODP region); else -EAGAIN, or -EFAULT where a fault failed.
+ * but for an ODP region); else -EAGAIN (a failed fault is the caller's
+ * to know: sroce_odp_fault()).
  */
 int sroce_mr_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write)
 {

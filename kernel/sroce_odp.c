@@ -282,15 +282,21 @@ static struct sroce_odp_map *sroce_odp_child(struct sroce_mr *mr, u64 ua)
 	m = xa_load(&mr->odp_children, idx);
 	if (m)
 		goto out;
-	err = -ENOMEM;
+	/*
+	 * Past the cap or the owner's memlock limit, a fault fails for good
+	 * (-EDQUOT, an access error): trying again cannot pass.
+	 */
+	err = -EDQUOT;
 	if (mr->odp_nchildren >= SROCE_ODP_MAX_CHILDREN)
 		goto err;
 	err = sroce_odp_vma_at(mr->odp->umem.owning_mm, ua);
 	if (err)
 		goto err;
 	err = sroce_odp_charge(mr, mr->odp->umem.owning_mm, child_pages);
-	if (err)
+	if (err) {
+		err = -EDQUOT;
 		goto err;
+	}
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m) {
 		err = -ENOMEM;
@@ -324,10 +330,9 @@ err:
 }
 
 /*
- * Map [ua, ua + len), faulting if @fault; 0 or a negative errno. A
- * success over the range of the last failed fault forgets it: what
- * failed there is mapped now. An implicit region maps child by child;
- * without @fault, chunks it cannot have a child for are skipped.
+ * Map [ua, ua + len), faulting if @fault; 0 or a negative errno. An
+ * implicit region maps child by child; without @fault, chunks it cannot
+ * have a child for are skipped.
  */
 static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 			 bool fault)
@@ -361,9 +366,9 @@ static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 /*
  * Fault in [iova, iova + len) of @mr, and @ahead bytes from @iova if it
  * can (the rest of a message or buffer); process context. 0 or the
- * errno: -EFAULT, -EPERM or -EINVAL fail for good (nothing mapped there,
- * no write access, the process gone), others (-EBUSY from a busy mm,
- * -ENOMEM) may pass.
+ * errno: -EFAULT, -EPERM, -EINVAL or -EDQUOT fail for good (nothing
+ * mapped there, no write access, the process gone, no child table
+ * allowed), others (-EBUSY from a busy mm, -ENOMEM) may pass.
  */
 int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		       bool write)

@@ -146,14 +146,16 @@ unsigned int sroce_qp_details(struct sroce_qp *qp, struct sroce_detail *v)
  * shows of every QP (type, state, numbers, the PSNs given at modify time).
  * The core does not tell us whether its reader has the capability: this
  * runs in the reader's context (the netlink request or the dump's
- * recvmsg), so capable() asks about the reader.
+ * recvmsg), so the capability is asked about the reader, in the initial
+ * user namespace as the core's netlink_capable() does, and without an
+ * audit record per QP listed.
  */
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_detail v[SROCE_QP_DETAILS_MAX];
 	unsigned int n;
 
-	if (!capable(CAP_NET_ADMIN))
+	if (!ns_capable_noaudit(&init_user_ns, CAP_NET_ADMIN))
 		return 0;
 	n = sroce_qp_details(to_sqp(ibqp), v);
 

@@ -38,11 +38,13 @@ static void sroce_odp_fault_work(struct work_struct *work)
 		kfree(f);
 		return;
 	}
-	if (err == -EFAULT || err == -EPERM || err == -EINVAL) {
-		f->bad_mr = mr;
-		f->bad_key = mr->ibmr.lkey;
-		f->bad_start = f->iova;
-		f->bad_end = f->iova + f->len;
+	if (err == -EFAULT || err == -EPERM || err == -EINVAL ||
+	    err == -EDQUOT) {
+		f->bad[f->bad_next] = (struct sroce_odp_bad){
+			.mr = mr, .key = mr->ibmr.lkey,
+			.start = f->iova, .end = f->iova + f->len,
+		};
+		f->bad_next ^= 1;
 	}
 	sroce_mr_put(mr);
 	/*
@@ -81,31 +83,34 @@ static void sroce_odp_fault_fill(struct sroce_odp_fault *f,
  * they still miss). So a QP always gets its kick, at most two faults per
  * QP are in flight, and none is allocated.
  *
- * Returns -EAGAIN (the access waits for the fault), or -EFAULT when this
- * side's last fault failed for good where it asks again: the access that
- * asked for it, tried again after the kick, fails then instead of
- * faulting forever. Only this side's own request is failed: another QP's
- * access there, or this side's after something else came first, faults
- * anew (what is mapped there now is mapped in). A record the retry never
- * reads (it found the page mapped by someone else) waits for this side's
- * next request: that fails once only if it is for the same range of the
- * same region.
+ * Returns -EAGAIN (the access waits for the fault), or -EFAULT when one
+ * of this side's last faults that failed for good covers where it asks:
+ * the access that asked for it, tried again after the kick, fails then
+ * instead of faulting forever. Only this side's own request is failed: another QP's
+ * access there faults anew (what is mapped there now is mapped in). A
+ * record is taken by the request that matches it; one its retry never
+ * asks for (it found the page mapped by someone else) stays until a
+ * newer failure takes its slot, and fails at most one later access of
+ * this side to the same range of the same region.
  */
 int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		    bool write, struct sroce_qp *qp, int side)
 {
 	struct sroce_odp_fault *f = &qp->odp_fault[side];
-	bool failed;
+	u64 end = iova + max_t(u64, len, 1);
+	u32 i;
 
 	if (test_and_set_bit_lock(SROCE_ODP_FAULT_PENDING, &f->pending))
 		return -EAGAIN;
-	/* The record is for the next request only: taken either way. */
-	failed = f->bad_mr == mr && f->bad_key == mr->ibmr.lkey &&
-		 iova < f->bad_end && iova + max_t(u64, len, 1) > f->bad_start;
-	f->bad_mr = NULL;
-	if (failed) {
-		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
-		return -EFAULT;
+	for (i = 0; i < ARRAY_SIZE(f->bad); i++) {
+		struct sroce_odp_bad *b = &f->bad[i];
+
+		if (b->mr == mr && b->key == mr->ibmr.lkey &&
+		    iova < b->end && end > b->start) {
+			b->mr = NULL;
+			clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
+			return -EFAULT;
+		}
 	}
 	/* A QP being destroyed waits for no kick. */
 	if (!sroce_qp_tryget(qp->life)) {
@@ -247,18 +252,20 @@ int sroce_sgl_ready(struct sroce_qp *qp, const struct sroce_sge *sge,
 		 * drops one, and the fault's kick asks for it again).
 		 */
 		win = min_t(u64, sge[i].length, SROCE_ODP_FAULT_AHEAD);
-		/*
-		 * A fault that failed for good: the READ goes, and its
-		 * answer's placement reports the error.
-		 */
 		if (mr->kind == SROCE_MR_ODP &&
 		    !sroce_mr_check(mr, sroce_qp_pd(qp), sge[i].addr,
 				    sge[i].length, IB_ACCESS_LOCAL_WRITE) &&
-		    sroce_mr_ready(mr, sge[i].addr, win, true) == -EAGAIN &&
-		    sroce_odp_fault(mr, sge[i].addr, win, win, true, qp,
-				    SROCE_ODP_REQ) == -EAGAIN)
-			err = -EAGAIN;
+		    sroce_mr_ready(mr, sge[i].addr, win, true) == -EAGAIN)
+			err = sroce_odp_fault(mr, sge[i].addr, win, win, true,
+					      qp, SROCE_ODP_REQ);
 		sroce_mr_put(mr);
+		/*
+		 * A fault that failed for good: the READ goes at once, and
+		 * its answer's placement reports the error (waiting for the
+		 * other SGEs' faults would take that record's turn).
+		 */
+		if (err == -EFAULT)
+			return 0;
 	}
 	return err;
 }

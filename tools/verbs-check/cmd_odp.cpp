@@ -34,6 +34,9 @@
  *   - a peer's failed fault is its own: a WRITE into a PROT_NONE page
  *     fails its fault; before the peer sends it again (RNR timer 491 ms)
  *     the owner maps the page and sends from it: the SEND succeeds;
+ *   - a READ into two SGEs, each over a PROT_NONE page of an ODP region:
+ *     IBV_WC_LOC_PROT_ERR within 10 s (their failed faults must not
+ *     take turns for ever);
  *   - ibv_advise_mr: PREFETCH_WRITE with IBV_ADVISE_MR_FLAG_FLUSH faults
  *     the range in (resident memory grows by it), PREFETCH and
  *     PREFETCH_NO_FAULT succeed; a region that is not ODP and a bad lkey
@@ -209,6 +212,7 @@ class OdpRun
 	void under_traffic(Pair &p);
 	void unmapped();
 	void peer_hole();
+	void two_holes();
 	void uc_drop();
 	void advise();
 	void advise_hole(Pair &p);
@@ -782,6 +786,53 @@ void OdpRun::peer_hole()
 }
 
 /*
+ * A READ whose two SGEs each land on a page the process has not mapped
+ * (PROT_NONE) in an ODP region: each SGE's fault fails, and the READ must
+ * end with a local protection error, not fault the two in turn for ever.
+ */
+void OdpRun::two_holes()
+{
+	Pair p;
+	uint8_t *h = host_.data();
+	void *m = mmap(nullptr, 4 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *mem = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
+	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, 4 * 4096, kOdpAccess) : nullptr);
+	/* Two send SGEs: make_pair()'s QPs have one. */
+	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 16, 16);
+	ia.cap.max_send_sge = 2;
+	p.a.reset(ibv_create_qp(pd_.get(), &ia));
+	p.b.reset(p.a ? ibv_create_qp(pd_.get(), &ia) : nullptr);
+	if (!r_.check(mr && p.b && connect(p.a.get(), gid_, p.b->qp_num) &&
+	                  connect(p.b.get(), gid_, p.a->qp_num),
+	              "holes.setup",
+	              "an ODP region over 4 PROT_NONE pages, an RC pair with two "
+	              "send SGEs")) {
+		if (mem)
+			munmap(mem, 4 * 4096);
+		return;
+	}
+	ibv_sge sg[2] = {{addr_of(mem), 64, mr->lkey}, {addr_of(mem + 2 * 4096), 64, mr->lkey}};
+	ibv_send_wr w{}, *bad = nullptr;
+	w.wr_id = 7;
+	w.sg_list = sg;
+	w.num_sge = 2;
+	w.opcode = IBV_WR_RDMA_READ;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = addr_of(h);
+	w.wr.rdma.rkey = hmr_->rkey;
+	ibv_wc wc{};
+	int got = ibv_post_send(p.a.get(), &w, &bad) ? -1 : poll_cq_for(cq_.get(), &wc, 1, 10000);
+	r_.check(got == 1 && wc.status == IBV_WC_LOC_PROT_ERR, "holes.read",
+	         "an RDMA READ into two unmapped ODP pages: %s, want IBV_WC_LOC_PROT_ERR",
+	         got == 1  ? ibv_wc_status_str(wc.status)
+	         : got < 0 ? "post failed"
+	                   : "no completion in 10 s");
+	p = Pair();
+	mr.reset();
+	munmap(mem, 4 * 4096);
+}
+
+/*
  * UC into an ODP receive buffer whose first page alone is mapped: the
  * first message's packets land until one misses a page, and the message
  * is dropped there (UC cannot ask the sender to wait); the next message
@@ -1084,6 +1135,7 @@ int OdpRun::run()
 	omr_.reset();
 	unmapped();
 	peer_hole();
+	two_holes();
 	uc_drop();
 	advise();
 	implicit();

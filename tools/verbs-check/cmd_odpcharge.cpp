@@ -17,7 +17,10 @@
  *   implicit  an implicit region (the whole address space) is prefetched
  *             at one mapped page in each of 16 64 MiB chunks: each chunk's
  *             table (256 KiB) is added to VmPin, a prefetch fails before
- *             VmPin passes BYTES; deregistered, VmPin is back
+ *             VmPin passes BYTES; a loopback peer's RDMA WRITE into the
+ *             next chunk ends in a remote access error (its fault fails
+ *             for good, not RNR NAKs until the retries run out);
+ *             deregistered, VmPin is back
  */
 #include "commands.h"
 #include "report.h"
@@ -44,7 +47,7 @@ namespace
 constexpr uint64_t kChunk = 64ull << 20;        /* an implicit child's range */
 constexpr uint64_t kChunkTables = 256ull << 10; /* its tables */
 constexpr uint64_t kBig = 16ull << 30;
-constexpr int kOdpAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND;
+constexpr int kOdpAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND;
 
 /* VmPin of /proc/self/status in bytes, or -1. */
 long long vm_pin()
@@ -94,6 +97,8 @@ class Run
 	void big();
 	void fit();
 	void implicit();
+	/* A peer's WRITE into @ua, in a chunk past the limit: refused. */
+	void remote_past_limit(ibv_mr *mr, uintptr_t ua);
 
       private:
 	Report &r_;
@@ -160,6 +165,38 @@ void Run::fit()
 	         again ? "yes" : errno_name(null_errno()).c_str());
 }
 
+void Run::remote_past_limit(ibv_mr *mr, uintptr_t ua)
+{
+	GidChoice gid;
+	std::string why;
+	CqPtr cq(ibv_create_cq(pd_->context, 8, nullptr, nullptr, 0));
+	ibv_qp_init_attr ia = rc_qp_init(cq.get(), 4, 4);
+	QpPtr a(cq ? ibv_create_qp(pd_, &ia) : nullptr), b(a ? ibv_create_qp(pd_, &ia) : nullptr);
+	if (!r_.check(b && pick_gid(pd_->context, -1, &gid, &why) &&
+	                  !connect_rc(a.get(), gid, b->qp_num, kOdpAccess) &&
+	                  !connect_rc(b.get(), gid, a->qp_num, kOdpAccess),
+	              "implicit.remote_setup", "a loopback RC pair (%s)",
+	              why.empty() ? "ok" : why.c_str()))
+		return;
+	uint64_t v = 0x5eed;
+	ibv_sge sge = {reinterpret_cast<uintptr_t>(&v), sizeof(v), 0};
+	ibv_send_wr w{}, *bad = nullptr;
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.rdma.remote_addr = ua;
+	w.wr.rdma.rkey = mr->rkey;
+	ibv_wc wc{};
+	int got = ibv_post_send(a.get(), &w, &bad) ? -1 : poll_cq_for(cq.get(), &wc, 1, 10000);
+	r_.check(got == 1 && wc.status == IBV_WC_REM_ACCESS_ERR, "implicit.remote",
+	         "a peer's RDMA WRITE into a mapped chunk past the limit: %s (want a remote access "
+	         "error, not RNR NAKs until the retries run out)",
+	         got == 1  ? ibv_wc_status_str(wc.status)
+	         : got < 0 ? "post failed"
+	                   : "no completion");
+}
+
 void Run::implicit()
 {
 	const size_t chunks = 16;
@@ -211,6 +248,8 @@ void Run::implicit()
 	    done > 0 && err && uint64_t(last) <= limit_, "implicit.bounded",
 	    "a prefetch failed (%s) after %zu chunks, before VmPin (%lld) passed the limit (%llu)",
 	    err ? errno_name(err).c_str() : "none failed", done, last, (unsigned long long)limit_);
+	if (err && done < chunks)
+		remote_past_limit(mr.get(), first + done * kChunk);
 	mr.reset();
 	r_.check(vm_pin() == base, "implicit.returned", "deregistered: VmPin back to %lld (%lld)",
 	         base, vm_pin());
