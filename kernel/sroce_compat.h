@@ -71,6 +71,31 @@ static inline void sroce_vm_flags_set(struct vm_area_struct *vma,
 #endif
 
 /*
+ * Fault [start, start + nr_pages pages) of @mm in without taking pages,
+ * mmap_lock read-held by the caller; GUP may drop it while it waits for
+ * I/O (*locked is then 0). 6.5 dropped the vmas argument.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+static inline long sroce_gup_fault_in(struct mm_struct *mm,
+				      unsigned long start,
+				      unsigned long nr_pages,
+				      unsigned int gup_flags, int *locked)
+{
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, NULL,
+				     locked);
+}
+#else
+static inline long sroce_gup_fault_in(struct mm_struct *mm,
+				      unsigned long start,
+				      unsigned long nr_pages,
+				      unsigned int gup_flags, int *locked)
+{
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, NULL,
+				     NULL, locked);
+}
+#endif
+
+/*
  * Driver details of an SRQ in `rdma resource show srq -dd`: the op is in
  * 6.12, not in 6.1 (the 6.1 core shows the generic attributes only).
  */

@@ -20,6 +20,9 @@
  *                 qpn_next: the QP number the next QP is given if free
  *                 (a test reuses a number without 2^24 creations)
  *
+ * And /sys/kernel/debug/sroce/odp_stall, for every device: while it is
+ * set, on-demand-paging faults wait before they fault (sroce_sgl.c).
+ *
  * DEV is the device's name when it was registered; a device renamed
  * later keeps its directory's name. One file lists the QPs, not one file
  * per QP: creating a debugfs file (an inode and a dentry) cost about a
@@ -184,6 +187,8 @@ void sroce_debugfs_dev_del(struct sroce_dev *sdev)
 void sroce_debugfs_init(void)
 {
 	sroce_dbg_root = debugfs_create_dir("sroce", NULL);
+	debugfs_create_bool("odp_stall", 0600, sroce_dbg_root,
+			    &sroce_odp_stall);
 }
 
 void sroce_debugfs_exit(void)

@@ -88,7 +88,12 @@ struct sroce_mr {
 	u64 odp_pin_limit;		/* pages of pinned_vm allowed */
 	u64 odp_charged;		/* pages of tables in pinned_vm */
 	spinlock_t odp_lock;	/* data path against invalidation */
-	atomic_t faults;	/* fault work items queued */
+	atomic_t faults;	/* advice jobs queued */
+	/*
+	 * 1 while registered + fault jobs in flight: the last one releases
+	 * the umems and frees the region (sroce_mr_odp_put()).
+	 */
+	refcount_t odp_holds;
 };
 
 /*
@@ -240,23 +245,41 @@ enum sroce_odp_side {
 	SROCE_ODP_SIDES
 };
 
-/* A fault work item (sroce_sgl.c): a QP side's own, or an advice's. */
-struct sroce_odp_fault {
+/*
+ * One fault in flight (sroce_sgl.c): a QP side's, or an advice's. It holds
+ * the module, the device's memory and its region (odp_holds), not the QP:
+ * a fault can wait in the owner's memory for as long as that memory's
+ * backing likes, and destroying the QP, deregistering the region or
+ * removing the device does not wait for it.
+ */
+struct sroce_odp_job {
 	struct work_struct work;
-	unsigned long pending;	/* SROCE_ODP_FAULT_PENDING: queued/running */
-	struct sroce_mr *mr;	/* referenced */
-	struct sroce_qp *qp;	/* referenced, kicked when done; NULL: advice */
+	/*
+	 * The QP side waiting for it, which owns it (NULL: nobody, it frees
+	 * itself when done: an advice, or a fault its QP left behind).
+	 * Under sroce_odp_job_lock, with qp and the side's job pointer.
+	 */
+	struct sroce_odp_fault *f;
+	struct sroce_qp *qp;	/* f's QP, kicked when done */
+	struct sroce_mr *mr;	/* held: odp_holds */
 	u64 iova;		/* where the access missed */
 	u64 len;		/* bytes that must come in */
 	u64 ahead;		/* bytes tried first (>= len) */
 	bool write;
+};
+
+/* A QP side's faults (sroce_sgl.c). */
+struct sroce_odp_fault {
+	unsigned long pending;	/* SROCE_ODP_FAULT_PENDING: job in flight */
+	/* Allocated with the QP; NULL once the QP is being destroyed. */
+	struct sroce_odp_job *job;
 	/*
 	 * The last faults of this QP side that failed for good (nothing
 	 * mapped there, no write access, the process gone, no table
 	 * allowed): the side's access tried again there fails (-EFAULT)
 	 * instead of faulting forever. Two, so that two accesses of one side
 	 * that take turns (a READ's placement and a SEND's data) do not
-	 * erase each other's. Written by the work item before it lets go of
+	 * erase each other's. Written by the job before it lets go of
 	 * pending, read by a request after it takes it.
 	 */
 	struct sroce_odp_bad {
@@ -345,11 +368,14 @@ static inline int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len,
 	return 0;
 }
 #endif
+extern bool sroce_odp_stall;
 int sroce_odp_wq_init(void);
 void sroce_odp_wq_exit(void);
 int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		    bool write, struct sroce_qp *qp, int side);
-void sroce_odp_fault_init(struct sroce_qp *qp);
+int sroce_odp_fault_init(struct sroce_qp *qp);
+void sroce_odp_fault_detach(struct sroce_qp *qp);
+void sroce_mr_odp_put(struct sroce_mr *mr);
 int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);

@@ -453,6 +453,29 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return n;
 }
 
+/* A deregistered region, unpublished, that nothing reads any more. */
+static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	sroce_mr_release_umem(sdev, mr);
+	kvfree(mr->upages);
+	kfree(mr->pages);
+	/* A lookup may still be reading mr->ibmr.lkey under RCU. */
+	kfree_rcu(mr, rcu);
+}
+
+/*
+ * An ODP region's hold let go: by its deregistration, after the key is
+ * gone and the lookups have drained, or by a fault job that ended
+ * (sroce_sgl.c). The last one frees it: deregistration does not wait for
+ * a fault, which may wait in the owner's memory without end. A job holds
+ * the device's memory until after this (the umem's release reads it).
+ */
+void sroce_mr_odp_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->odp_holds))
+		sroce_mr_free(to_sdev(mr->ibmr.device), mr);
+}
+
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
@@ -466,11 +489,12 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 
 	sroce_mr_remove(sdev, mr);
-	sroce_mr_release_umem(sdev, mr);
-	kvfree(mr->upages);
-	kfree(mr->pages);
-	/* A lookup may still be reading mr->ibmr.lkey under RCU. */
-	kfree_rcu(mr, rcu);
+	if (mr->kind == SROCE_MR_ODP) {
+		/* A fault job may still be in its umems: the last one frees. */
+		sroce_mr_odp_put(mr);
+		return 0;
+	}
+	sroce_mr_free(sdev, mr);
 	return 0;
 }
 

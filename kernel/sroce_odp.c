@@ -76,6 +76,7 @@
 #include <linux/sched/signal.h>
 #include <rdma/ib_umem_odp.h>
 
+#include "sroce_compat.h"
 #include "sroce_mem.h"
 
 #define SROCE_ODP_CHILD_SHIFT	26
@@ -364,6 +365,36 @@ static int sroce_odp_map(struct sroce_mr *mr, u64 ua, u64 len, u64 access,
 }
 
 /*
+ * Fault [ua, ua + len) of the owner's memory in before the core maps it,
+ * errors ignored (the mapping below reports them). The core's fault
+ * (hmm_range_fault()) holds the owner's mmap_lock for as long as a page
+ * takes to come in, and a page of a file whose FUSE server never answers
+ * never does: the owner's own munmap() (its provider unmapping a ring at
+ * destroy), and behind it every fault of its threads, would wait with
+ * the job. GUP with @locked drops the lock while it waits for I/O, as a
+ * user's own fault does; the job still waits, the process does not
+ * (odp_fuse.sh). Pages that came in are then present for the core's
+ * fault, which takes no lock for long.
+ */
+static void sroce_odp_prefault(struct sroce_mr *mr, u64 ua, u64 len,
+			       bool write)
+{
+	struct mm_struct *mm = mr->odp->umem.owning_mm;
+	u64 first = ua >> PAGE_SHIFT;
+	u64 n = ((ua + len + PAGE_SIZE - 1) >> PAGE_SHIFT) - first;
+	int locked = 1;
+
+	if (!len || !mmget_not_zero(mm))
+		return;
+	mmap_read_lock(mm);
+	sroce_gup_fault_in(mm, first << PAGE_SHIFT, n, write ? FOLL_WRITE : 0,
+			   &locked);
+	if (locked)
+		mmap_read_unlock(mm);
+	mmput(mm);
+}
+
+/*
  * Fault in [iova, iova + len) of @mr, and @ahead bytes from @iova if it
  * can (the rest of a message or buffer); process context. 0 or the
  * errno: -EFAULT, -EPERM, -EINVAL or -EDQUOT fail for good (nothing
@@ -377,6 +408,7 @@ int sroce_odp_fault_in(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 	u64 access = sroce_odp_access(mr, write);
 	int err;
 
+	sroce_odp_prefault(mr, ua, ahead, write);
 	err = sroce_odp_map(mr, ua, ahead, access, true);
 	if (err && ahead > len)
 		err = sroce_odp_map(mr, ua, len, access, true);
@@ -447,6 +479,7 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 	int err;
 
 	spin_lock_init(&mr->odp_lock);
+	refcount_set(&mr->odp_holds, 1);
 	mr->odp_pin_limit = capable(CAP_IPC_LOCK) ? U64_MAX :
 			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	if (!start && length == U64_MAX) {

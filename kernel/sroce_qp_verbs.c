@@ -214,8 +214,13 @@ static int sroce_qp_data_init(struct sroce_qp *qp)
 		kvfree(qp->shadow.slots);
 		return err;
 	}
+	err = sroce_odp_fault_init(qp);
+	if (err) {
+		dst_cache_destroy(&qp->dst_cache);
+		kvfree(qp->shadow.slots);
+		return err;
+	}
 	INIT_WORK(&qp->work, sroce_qp_work);
-	sroce_odp_fault_init(qp);
 	spin_lock_init(&qp->resp_lock);
 	__skb_queue_head_init(&qp->resp.txq);
 	sroce_comp_init(qp);
@@ -247,6 +252,8 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 /* The QP is unpublished and in Error: stop, then free the data-path state. */
 static void sroce_qp_data_cleanup(struct sroce_qp *qp)
 {
+	/* Before the stop: no fault's kick comes after it. Not waited for. */
+	sroce_odp_fault_detach(qp);
 	sroce_qp_quiesce(qp);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_resp_cleanup(qp);

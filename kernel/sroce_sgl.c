@@ -5,6 +5,7 @@
  * them (the page tables themselves: sroce_odp.c). Above the QP layer: a
  * fault done kicks the QP that waits for it.
  */
+#include <linux/delay.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "sroce_qp.h"
@@ -22,54 +23,134 @@
 
 static struct workqueue_struct *sroce_odp_wq;
 
-static void sroce_odp_fault_work(struct work_struct *work)
-{
-	struct sroce_odp_fault *f = container_of(work, struct sroce_odp_fault,
-						 work);
-	struct sroce_mr *mr = f->mr;
-	struct sroce_qp *qp = f->qp;
-	int err;
+/*
+ * Who owns a QP side's job, and whom it kicks: the side's pointer to it,
+ * the job's to the side, and its QP. A global lock: it is taken once per
+ * fault (a fault brings in up to SROCE_ODP_FAULT_AHEAD bytes) and at QP
+ * destroy, never on a hit.
+ */
+static DEFINE_SPINLOCK(sroce_odp_job_lock);
 
-	err = sroce_odp_fault_in(mr, f->iova, f->len, f->ahead, f->write);
-	if (!qp) {
-		/* An advice: its own allocation; the MR's count before its put. */
-		atomic_dec(&mr->faults);
-		sroce_mr_put(mr);
-		kfree(f);
-		return;
-	}
-	if (err == -EFAULT || err == -EPERM || err == -EINVAL ||
-	    err == -EDQUOT) {
-		f->bad[f->bad_next] = (struct sroce_odp_bad){
-			.mr = mr, .key = mr->ibmr.lkey,
-			.start = f->iova, .end = f->iova + f->len,
-		};
-		f->bad_next ^= 1;
-	}
-	sroce_mr_put(mr);
-	/*
-	 * The QP's own: free for the next fault before the kick, so that
-	 * what the kick runs can queue one; f is the QP's, untouched once
-	 * the reference is gone.
-	 */
-	clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
-	sroce_qp_kick(qp);
-	sroce_qp_put(qp);
+/*
+ * Test knob, debugfs sroce/odp_stall (sroce_debugfs.c): while it is set,
+ * every fault job waits before it faults, as one would on memory whose
+ * backing never answers: a FUSE server that has read the request and does
+ * not reply holds the faulting thread until it does, and no signal ends
+ * that wait (odp_stall.sh).
+ */
+bool sroce_odp_stall;
+
+static void sroce_odp_stall_wait(void)
+{
+	while (READ_ONCE(sroce_odp_stall))
+		msleep(20);
 }
 
-static void sroce_odp_fault_fill(struct sroce_odp_fault *f,
-				 struct sroce_mr *mr, u64 iova, u64 len,
-				 u64 ahead, bool write)
+/*
+ * Why a job does not hold its QP, and what it holds instead.
+ *
+ * A fault touches the region owner's memory (hmm_range_fault()), which may
+ * wait on I/O for as long as the memory's backing likes: a FUSE server
+ * that reads the request and never replies keeps the job in the kernel,
+ * uninterruptibly, until it does or its connection is aborted. rxe
+ * faults in its QP's own task, and destroying the QP waits for that task;
+ * so did sroce, whose job held a reference that destroy waited for, and
+ * the region's, which deregistration waited for: the process's exit,
+ * "rdma link delete", namespace exit and rmmod then hung with it.
+ *
+ * So a job holds only what it uses: the region's umems (odp_holds: the
+ * last holder releases them and frees the region, which deregistration
+ * has unpublished already), the device's memory (get_device(): the umem's
+ * release reads it) and the module (its code runs until the job returns;
+ * rmmod is refused while a job waits, not hung). The QP side that waits
+ * owns the job and is kicked when it ends; destroying the QP detaches it
+ * (sroce_odp_fault_detach()) and lets the job free itself. So teardown
+ * never waits for a fault, and what a waiting fault keeps is one job, its
+ * region's tables and its module reference (odp_stall.sh).
+ */
+static bool sroce_odp_hold(struct sroce_mr *mr)
+{
+	if (!try_module_get(THIS_MODULE))
+		return false;	/* being unloaded: nothing to fault for */
+	/* The caller holds a lookup reference: not deregistered yet. */
+	refcount_inc(&mr->odp_holds);
+	get_device(&mr->ibmr.device->dev);
+	return true;
+}
+
+/*
+ * The job's end: the region (maybe its last holder), the device, then the
+ * module. module_put() last: the work item returns into the workqueue,
+ * whose destruction at rmmod waits for it.
+ */
+static void sroce_odp_unhold(struct sroce_mr *mr)
+{
+	struct device *dev = &mr->ibmr.device->dev;
+
+	sroce_mr_odp_put(mr);
+	put_device(dev);
+	module_put(THIS_MODULE);
+}
+
+static void sroce_odp_fault_work(struct work_struct *work)
+{
+	struct sroce_odp_job *job = container_of(work, struct sroce_odp_job,
+						 work);
+	struct sroce_mr *mr = job->mr;
+	struct sroce_odp_fault *f;
+	unsigned long flags;
+	bool failed;
+	int err;
+
+	sroce_odp_stall_wait();
+	err = sroce_odp_fault_in(mr, job->iova, job->len, job->ahead,
+				 job->write);
+	failed = err == -EFAULT || err == -EPERM || err == -EINVAL ||
+		 err == -EDQUOT;
+
+	spin_lock_irqsave(&sroce_odp_job_lock, flags);
+	f = job->f;
+	if (f) {
+		if (failed) {
+			f->bad[f->bad_next] = (struct sroce_odp_bad){
+				.mr = mr, .key = mr->ibmr.lkey,
+				.start = job->iova,
+				.end = job->iova + job->len,
+			};
+			f->bad_next ^= 1;
+		}
+		/*
+		 * Free for the side's next fault before the kick, so that what
+		 * the kick runs can queue one (it refills the job: nothing of
+		 * it is read after the unlock). Kicked under the lock: the QP
+		 * is not destroyed before it detaches.
+		 */
+		job->f = NULL;
+		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
+		sroce_qp_kick(job->qp);
+	}
+	spin_unlock_irqrestore(&sroce_odp_job_lock, flags);
+	if (!f) {
+		/* Nobody's (an advice, or its QP is gone): ours to free. */
+		if (!job->qp)
+			atomic_dec(&mr->faults);
+		kfree(job);
+	}
+	sroce_odp_unhold(mr);
+}
+
+static void sroce_odp_job_fill(struct sroce_odp_job *job,
+			       struct sroce_mr *mr, u64 iova, u64 len,
+			       u64 ahead, bool write)
 {
 	u64 left = mr->length - (iova - mr->iova);
 
-	f->iova = iova;
-	f->len = min(max_t(u64, len, 1), left);
-	f->ahead = max(f->len, min3(ahead, left, SROCE_ODP_FAULT_AHEAD));
+	job->iova = iova;
+	job->len = min(max_t(u64, len, 1), left);
+	job->ahead = max(job->len, min3(ahead, left, SROCE_ODP_FAULT_AHEAD));
 	/* A writable region is faulted for writing, as mlx5 does. */
-	f->write = write || mr->odp->umem.writable;
-	refcount_inc(&mr->refs);
-	f->mr = mr;
+	job->write = write || mr->odp->umem.writable;
+	job->mr = mr;
 }
 
 /*
@@ -77,11 +158,11 @@ static void sroce_odp_fault_fill(struct sroce_odp_fault *f,
  * bytes from @iova if it can (the rest of the message or buffer), for
  * writing if @write, from a work item; any context, the caller holds
  * references to @mr and @qp. Each side of a QP (@side, enum
- * sroce_odp_side) has one fault of its own: while it is queued or
- * running, another is not queued, and the one in flight kicks the QP when
+ * sroce_odp_side) has one job of its own: while it is queued or running,
+ * another fault is not queued, and the one in flight kicks the QP when
  * it is done, whose engines then try again (and ask for the next fault if
  * they still miss). So a QP always gets its kick, at most two faults per
- * QP are in flight, and none is allocated.
+ * QP are in flight, and none is allocated here.
  *
  * Returns -EAGAIN (the access waits for the fault), or -EFAULT when one
  * of this side's last faults that failed for good covers where it asks:
@@ -98,6 +179,9 @@ int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 {
 	struct sroce_odp_fault *f = &qp->odp_fault[side];
 	u64 end = iova + max_t(u64, len, 1);
+	struct sroce_odp_job *job;
+	unsigned long flags;
+	bool queued = false;
 	u32 i;
 
 	if (test_and_set_bit_lock(SROCE_ODP_FAULT_PENDING, &f->pending))
@@ -112,40 +196,89 @@ int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, u64 ahead,
 			return -EFAULT;
 		}
 	}
-	/* A QP being destroyed waits for no kick. */
-	if (!sroce_qp_tryget(qp->life)) {
-		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
-		return -EAGAIN;
+	spin_lock_irqsave(&sroce_odp_job_lock, flags);
+	job = f->job;
+	/* A QP being destroyed has no job left: it waits for no kick. */
+	if (job && sroce_odp_hold(mr)) {
+		sroce_odp_job_fill(job, mr, iova, len, ahead, write);
+		job->qp = qp;
+		job->f = f;
+		queue_work(sroce_odp_wq, &job->work);
+		queued = true;
 	}
-	sroce_odp_fault_fill(f, mr, iova, len, ahead, write);
-	f->qp = qp;
-	queue_work(sroce_odp_wq, &f->work);
+	spin_unlock_irqrestore(&sroce_odp_job_lock, flags);
+	if (!queued)
+		clear_bit_unlock(SROCE_ODP_FAULT_PENDING, &f->pending);
 	return -EAGAIN;
 }
 
-void sroce_odp_fault_init(struct sroce_qp *qp)
+/* The QP's two jobs, at creation; 0 or -ENOMEM. */
+int sroce_odp_fault_init(struct sroce_qp *qp)
 {
+	struct sroce_odp_job *job;
 	u32 i;
 
-	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++)
-		INIT_WORK(&qp->odp_fault[i].work, sroce_odp_fault_work);
+	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++) {
+		job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+		if (!job)
+			goto err;
+		INIT_WORK(&job->work, sroce_odp_fault_work);
+		qp->odp_fault[i].job = job;
+	}
+	return 0;
+err:
+	while (i--) {
+		kfree(qp->odp_fault[i].job);
+		qp->odp_fault[i].job = NULL;
+	}
+	return -ENOMEM;
+}
+
+/*
+ * At destroy, before the last stop of the QP's work item (after it, no
+ * job kicks the QP): an idle job is freed, one in flight is left to free
+ * itself. Either way the side has none: the engines, still running until
+ * that stop, queue no more faults.
+ */
+void sroce_odp_fault_detach(struct sroce_qp *qp)
+{
+	struct sroce_odp_job *job;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&sroce_odp_job_lock, flags);
+	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++) {
+		job = qp->odp_fault[i].job;
+		qp->odp_fault[i].job = NULL;
+		if (!job)
+			continue;
+		if (job->f)
+			job->f = NULL;	/* in flight: it frees itself */
+		else
+			kfree(job);
+	}
+	spin_unlock_irqrestore(&sroce_odp_job_lock, flags);
 }
 
 /* An asynchronous ibv_advise_mr() prefetch; false if none was queued. */
 static bool sroce_odp_advise_async(struct sroce_mr *mr, u64 iova, u64 len,
 				   bool write)
 {
-	struct sroce_odp_fault *f;
+	struct sroce_odp_job *job;
 
 	if (atomic_inc_return(&mr->faults) > SROCE_ODP_MAX_ADVICE)
 		goto out;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!f)
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
 		goto out;
-	INIT_WORK(&f->work, sroce_odp_fault_work);
-	sroce_odp_fault_fill(f, mr, iova, len, len, write);
-	f->ahead = f->len;	/* the advice's range, whole */
-	queue_work(sroce_odp_wq, &f->work);
+	if (!sroce_odp_hold(mr)) {
+		kfree(job);
+		goto out;
+	}
+	INIT_WORK(&job->work, sroce_odp_fault_work);
+	sroce_odp_job_fill(job, mr, iova, len, len, write);
+	job->ahead = job->len;	/* the advice's range, whole */
+	queue_work(sroce_odp_wq, &job->work);
 	return true;
 out:
 	atomic_dec(&mr->faults);

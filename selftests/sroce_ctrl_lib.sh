@@ -162,13 +162,21 @@ ctrl_hold_start() {
 	"$CTRL_VC" hold "$dev" "$secs" "$@" >"$RIG_TEST_OUT/$name.log" 2>&1 &
 	CTRL_HOLD_PID=$!
 	CTRL_PIDS+=("$CTRL_HOLD_PID")
-	for _ in $(seq 1 300); do
-		grep -q '^holding ' "$RIG_TEST_OUT/$name.log" && return 0
-		kill -0 "$CTRL_HOLD_PID" 2>/dev/null || break
+	ctrl_wait_started "$RIG_TEST_OUT/$name.log" '^holding ' "$CTRL_HOLD_PID" 30 ||
+		rig_fail "$name: sroce-verbs-check hold $dev did not start holding"
+}
+
+# ctrl_wait_started LOG REGEX PID SECONDS: wait until background process
+# PID has written a line matching REGEX to LOG; 1 (LOG shown, indented) if
+# it exits or SECONDS pass first.
+ctrl_wait_started() {
+	for _ in $(seq 1 $(($4 * 10))); do
+		grep -q "$2" "$1" && return 0
+		kill -0 "$3" 2>/dev/null || break
 		sleep 0.1
 	done
-	sed 's/^/    /' "$RIG_TEST_OUT/$name.log"
-	rig_fail "$name: sroce-verbs-check hold $dev did not start holding"
+	sed 's/^/    /' "$1"
+	return 1
 }
 
 # ctrl_hold_wait NAME PID SECONDS: wait for a holder to exit; returns its

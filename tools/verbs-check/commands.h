@@ -40,6 +40,8 @@ int cmd_cqrace(int argc, char **argv);
 int cmd_odpcharge(int argc, char **argv);
 int cmd_spoof(int argc, char **argv);
 int cmd_mwreuse(int argc, char **argv);
+int cmd_odpstall(int argc, char **argv);
+int cmd_fusehang(int argc, char **argv);
 
 struct OptionSpec {
 	const char *name; /* without the leading "--" */

@@ -77,6 +77,12 @@ static const char usage_text[] =
     "      a connected QP of TDEV drops SENDs from SADDR or to DADDR, takes its peer's\n"
     "  mwreuse DEV --qpn-knob PATH\n"
     "      a type 2 window of a destroyed QP stays closed to QPs given its number\n"
+    "  odpstall DEV (--knob PATH | --file F --server-pid P) [--exit]\n"
+    "      ODP faults held by the debugfs knob odp_stall (PATH), or by a FUSE\n"
+    "      server P that never answers (F its file), do not hold up destroy,\n"
+    "      deregistration or close; they end when it is cleared (P killed)\n"
+    "  fusehang MOUNTPOINT\n"
+    "      a FUSE file system (file \"data\", 1 MiB) that never answers a read\n"
     "\n"
     "Lines: PASS/FAIL/SKIP NAME: ..., info: ..., then one summary line.\n"
     "Exit status: 0 all checks passed, 1 a check failed, 2 usage error.\n";
@@ -182,6 +188,8 @@ int main(int argc, char **argv)
 	    {"congestion", vc::cmd_congestion},
 	    {"cqrace", vc::cmd_cqrace},
 	    {"odpcharge", vc::cmd_odpcharge},
+	    {"odpstall", vc::cmd_odpstall},
+	    {"fusehang", vc::cmd_fusehang},
 	    {"spoof", vc::cmd_spoof},
 	    {"mwreuse", vc::cmd_mwreuse},
 	};

@@ -265,6 +265,18 @@ int connect_rc_from(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigne
 	return err;
 }
 
+int connect_rc_rnr(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+                   uint8_t rnr_retry)
+{
+	sroce_tools::QpPath p = check_path(IBV_QPT_RC, access, gid, dest_qpn);
+	ibv_qp_state failed = IBV_QPS_RESET;
+
+	p.sq_psn = kRqPsn;
+	p.timeout = kTimeout;
+	p.rnr_retry = rnr_retry;
+	return sroce_tools::walk_qp_to_rts(qp, p, IBV_QPS_RESET, &failed);
+}
+
 int connect_rc(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
                const char **stage)
 {

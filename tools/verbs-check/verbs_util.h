@@ -125,6 +125,10 @@ ibv_send_wr bind_mw_wr(uint64_t wr_id, ibv_mw *mw, uint32_t rkey, ibv_mr *mr, ui
 int connect_rc_from(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
                     ibv_qp_state from, uint8_t timeout, const char **stage = nullptr);
 
+/* connect_rc() with @rnr_retry RNR retries (7: without end). */
+int connect_rc_rnr(ibv_qp *qp, const GidChoice &gid, uint32_t dest_qpn, unsigned int access,
+                   uint8_t rnr_retry);
+
 /* The values to_rtr() and to_rts() set, for comparing a query. */
 enum : uint32_t {
 	kRqPsn = 0x123456,
