@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Anonymous private memory (see mapping.h).
+ * Private memory, anonymous or a file's (see mapping.h).
  */
 #include "mapping.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace sroce_tools
 {
@@ -16,6 +20,26 @@ bool Mapping::map(size_t length, int prot)
 
 	if (p == MAP_FAILED)
 		return false;
+	addr_ = p;
+	length_ = length;
+	return true;
+}
+
+bool Mapping::map_file(const char *path, size_t length, int prot)
+{
+	unmap();
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	void *p = mmap(nullptr, length, prot, MAP_PRIVATE, fd, 0);
+	int err = errno;
+
+	close(fd);
+	if (p == MAP_FAILED) {
+		errno = err;
+		return false;
+	}
 	addr_ = p;
 	length_ = length;
 	return true;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * Anonymous private memory for the tools' buffers, unmapped with its owner.
+ * Private memory for the tools' buffers, anonymous or a file's, unmapped with
+ * its owner.
  */
 #pragma once
 
@@ -23,6 +24,9 @@ class Mapping
 	/* @length bytes with @prot, zero-filled, instead of what it held;
 	 * false (and empty) with errno set when mmap failed. */
 	bool map(size_t length, int prot);
+	/* The first @length bytes of file @path, privately (writes stay here),
+	 * with @prot; false (and empty) with errno set when it failed. */
+	bool map_file(const char *path, size_t length, int prot);
 
 	bool ok() const { return addr_ != nullptr; }
 	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }

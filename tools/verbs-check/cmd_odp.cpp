@@ -152,24 +152,6 @@ bool have_swap()
 	return lines > 1;
 }
 
-struct Map {
-	uint8_t *p = nullptr;
-	size_t len = 0;
-	Map(const Map &) = delete;
-	Map &operator=(const Map &) = delete;
-	explicit Map(size_t n) : len(n)
-	{
-		void *m =
-		    mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		p = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
-	}
-	~Map()
-	{
-		if (p)
-			munmap(p, len);
-	}
-};
-
 /* An RC pair on one CQ; a, the requester, b the responder. */
 struct Pair {
 	QpPtr a, b;
@@ -700,12 +682,12 @@ void OdpRun::moved(Pair &p)
 void OdpRun::unmapped()
 {
 	Pair p;
-	Map m(2 * kMiB);
+	Mapping m(2 * kMiB, PROT_READ | PROT_WRITE);
 	ibv_wc_status st = IBV_WC_SUCCESS;
 	uint8_t *h = host_.data();
 
 	Pair q;
-	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	MrPtr mr(m.data() ? ibv_reg_mr(pd_.get(), m.data(), m.size(), kOdpAccess) : nullptr);
 	if (!r_.check(mr && make_pair(&p) && make_pair(&q), "gone.setup",
 	              "an ODP region of 2 MiB, two RC pairs"))
 		return;
@@ -713,18 +695,19 @@ void OdpRun::unmapped()
 	 * The region stays, its memory goes: an inaccessible mapping takes
 	 * its place, so that no later mmap (a ring, a stack) can land there.
 	 */
-	r_.check(mmap(m.p, m.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m.p,
+	r_.check(mmap(m.data(), m.size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+	              0) == m.data(),
 	         "gone.unmap", "the region's memory replaced by a PROT_NONE mapping");
-	int got =
-	    post(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(m.p), mr->rkey)
-	        ? 0
-	        : wait(1, &st);
+	int got = post(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey,
+	               addr_of(m.data()), mr->rkey)
+	              ? 0
+	              : wait(1, &st);
 	r_.check(got == 1 && st == IBV_WC_REM_ACCESS_ERR, "gone.write",
 	         "RDMA WRITE into unmapped ODP memory: %s, want IBV_WC_REM_ACCESS_ERR",
 	         got == 1 ? ibv_wc_status_str(st) : "no completion");
 	st = IBV_WC_SUCCESS;
-	got = !post(q.a.get(), IBV_WR_RDMA_WRITE, addr_of(m.p + 4096), 4096, mr->lkey, addr_of(h),
-	            hmr_->rkey)
+	got = !post(q.a.get(), IBV_WR_RDMA_WRITE, addr_of(m.data() + 4096), 4096, mr->lkey,
+	            addr_of(h), hmr_->rkey)
 	          ? wait(1, &st)
 	          : 0;
 	r_.check(got == 1 && st == IBV_WC_LOC_PROT_ERR, "gone.local",
@@ -744,19 +727,16 @@ void OdpRun::peer_hole()
 {
 	Pair p;
 	uint8_t *h = host_.data();
-	void *m = mmap(nullptr, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *mem = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
-	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, 2 * 4096, kOdpAccess) : nullptr);
+	Mapping hole(2 * 4096, PROT_NONE);
+	uint8_t *mem = hole.data();
+	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, hole.size(), kOdpAccess) : nullptr);
 	ibv_qp_attr a{};
 	a.min_rnr_timer = 31;
 	if (!r_.check(mr && make_pair(&p) && !ibv_modify_qp(p.b.get(), &a, IBV_QP_MIN_RNR_TIMER),
 	              "hole.setup",
 	              "an ODP region over 2 PROT_NONE pages, an RC pair whose "
-	              "responder's RNR timer is 491 ms")) {
-		if (mem)
-			munmap(mem, 2 * 4096);
+	              "responder's RNR timer is 491 ms"))
 		return;
-	}
 	fill_pattern(h, 4096, 41);
 	/* The peer's WRITE into the hole: its fault fails. */
 	bool ok = !post(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(mem),
@@ -781,8 +761,6 @@ void OdpRun::peer_hole()
 	         send < 0 ? "no completion" : ibv_wc_status_str(ibv_wc_status(send)),
 	         same_pattern(h + kMsg, 4096, 42) ? "as sent" : "not as sent");
 	p = Pair();
-	mr.reset();
-	munmap(mem, 2 * 4096);
 }
 
 /*
@@ -794,9 +772,9 @@ void OdpRun::two_holes()
 {
 	Pair p;
 	uint8_t *h = host_.data();
-	void *m = mmap(nullptr, 4 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *mem = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
-	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, 4 * 4096, kOdpAccess) : nullptr);
+	Mapping holes(4 * 4096, PROT_NONE);
+	uint8_t *mem = holes.data();
+	MrPtr mr(mem ? ibv_reg_mr(pd_.get(), mem, holes.size(), kOdpAccess) : nullptr);
 	/* Two send SGEs: make_pair()'s QPs have one. */
 	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 16, 16);
 	ia.cap.max_send_sge = 2;
@@ -806,11 +784,8 @@ void OdpRun::two_holes()
 	                  connect(p.b.get(), gid_, p.a->qp_num),
 	              "holes.setup",
 	              "an ODP region over 4 PROT_NONE pages, an RC pair with two "
-	              "send SGEs")) {
-		if (mem)
-			munmap(mem, 4 * 4096);
+	              "send SGEs"))
 		return;
-	}
 	ibv_sge sg[2] = {{addr_of(mem), 64, mr->lkey}, {addr_of(mem + 2 * 4096), 64, mr->lkey}};
 	ibv_send_wr w{}, *bad = nullptr;
 	w.wr_id = 7;
@@ -828,8 +803,6 @@ void OdpRun::two_holes()
 	         : got < 0 ? "post failed"
 	                   : "no completion in 10 s");
 	p = Pair();
-	mr.reset();
-	munmap(mem, 4 * 4096);
 }
 
 /*
@@ -840,8 +813,8 @@ void OdpRun::two_holes()
  */
 void OdpRun::uc_drop()
 {
-	Map m(kMsg);
-	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	Mapping m(kMsg, PROT_READ | PROT_WRITE);
+	MrPtr mr(m.data() ? ibv_reg_mr(pd_.get(), m.data(), m.size(), kOdpAccess) : nullptr);
 	ibv_qp_init_attr ia = rc_qp_init(cq_.get(), 4, 4);
 	ia.qp_type = IBV_QPT_UC;
 	QpPtr a(mr ? ibv_create_qp(pd_.get(), &ia) : nullptr);
@@ -859,12 +832,12 @@ void OdpRun::uc_drop()
 	if (!r_.check(b && up(a.get(), b->qp_num) && up(b.get(), a->qp_num), "uc.setup",
 	              "a UC pair and an ODP receive buffer of 64 KiB"))
 		return;
-	ibv_sge first{addr_of(m.p), 4096, mr->lkey};
+	ibv_sge first{addr_of(m.data()), 4096, mr->lkey};
 	uint8_t *h = host_.data();
 	ibv_wc_status st;
 	bool good = !ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	                           IBV_ADVISE_MR_FLAG_FLUSH, &first, 1) &&
-	            !post_recv(b.get(), addr_of(m.p), kMsg, mr->lkey);
+	            !post_recv(b.get(), addr_of(m.data()), kMsg, mr->lkey);
 	fill_pattern(h, kMsg, 9);
 	good = good && !post(a.get(), IBV_WR_SEND, addr_of(h), kMsg, hmr_->lkey) &&
 	       wait(1, &st) == 1 && st == IBV_WC_SUCCESS;
@@ -878,7 +851,7 @@ void OdpRun::uc_drop()
 		if (good && w.opcode == IBV_WC_RECV)
 			rw = &w;
 	r_.check(good && rw && rw->status == IBV_WC_SUCCESS && rw->byte_len == kMsg &&
-	             same_pattern(m.p, kMsg, 10),
+	             same_pattern(m.data(), kMsg, 10),
 	         "uc.drop",
 	         "UC: a message dropped at an unmapped page, the next one fills the receive from "
 	         "its start (%s, %u bytes)",
@@ -917,12 +890,12 @@ void OdpRun::long_read(Pair &p)
  */
 void OdpRun::advise_hole(Pair &p)
 {
-	Map m(4 * kMiB);
-	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
-	if (!r_.check(mr && !mprotect(m.p + 2 * kMiB, 4096, PROT_NONE), "advise.hole_setup",
+	Mapping m(4 * kMiB, PROT_READ | PROT_WRITE);
+	MrPtr mr(m.data() ? ibv_reg_mr(pd_.get(), m.data(), m.size(), kOdpAccess) : nullptr);
+	if (!r_.check(mr && !mprotect(m.data() + 2 * kMiB, 4096, PROT_NONE), "advise.hole_setup",
 	              "an ODP region of 4 MiB with an inaccessible page in its middle"))
 		return;
-	ibv_sge all{addr_of(m.p), uint32_t(m.len), mr->lkey};
+	ibv_sge all{addr_of(m.data()), uint32_t(m.size()), mr->lkey};
 	r_.expect_errno("advise.hole_sync",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	                              IBV_ADVISE_MR_FLAG_FLUSH, &all, 1),
@@ -933,20 +906,20 @@ void OdpRun::advise_hole(Pair &p)
 	usleep(200 * 1000); /* the prefetch fails in the background */
 	uint8_t *h = host_.data();
 	fill_pattern(h, 4096, 77);
-	bool good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey, addr_of(m.p),
-	               mr->rkey) &&
-	            same_pattern(m.p, 4096, 77);
+	bool good = op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), 4096, hmr_->lkey,
+	               addr_of(m.data()), mr->rkey) &&
+	            same_pattern(m.data(), 4096, 77);
 	r_.check(good, "advise.hole_write",
 	         "then an RDMA WRITE to a good page of that range succeeds (%s)", last_);
 }
 
 void OdpRun::advise()
 {
-	Map m(16 * kMiB);
-	MrPtr mr(m.p ? ibv_reg_mr(pd_.get(), m.p, m.len, kOdpAccess) : nullptr);
+	Mapping m(16 * kMiB, PROT_READ | PROT_WRITE);
+	MrPtr mr(m.data() ? ibv_reg_mr(pd_.get(), m.data(), m.size(), kOdpAccess) : nullptr);
 	if (!r_.check(mr != nullptr, "advise.setup", "an ODP region of 16 MiB"))
 		return;
-	ibv_sge s{addr_of(m.p), uint32_t(8 * kMiB), mr->lkey};
+	ibv_sge s{addr_of(m.data()), uint32_t(8 * kMiB), mr->lkey};
 	long before = rss_kib();
 	int ret = ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	                        IBV_ADVISE_MR_FLAG_FLUSH, &s, 1);
@@ -954,7 +927,7 @@ void OdpRun::advise()
 	r_.check(!ret && after - before >= long(8 * kMiB / 1024) * 3 / 4, "advise.prefetch_write",
 	         "PREFETCH_WRITE of 8 MiB, synchronous: %s, resident %ld -> %ld KiB",
 	         ret ? errno_name(ret).c_str() : "ok", before, after);
-	ibv_sge s2{addr_of(m.p + 8 * kMiB), uint32_t(4 * kMiB), mr->lkey};
+	ibv_sge s2{addr_of(m.data() + 8 * kMiB), uint32_t(4 * kMiB), mr->lkey};
 	r_.expect_ok("advise.prefetch",
 	             ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s2, 1),
 	             "PREFETCH of 4 MiB, asynchronous");
@@ -966,11 +939,11 @@ void OdpRun::advise()
 	r_.expect_errno("advise.not_odp",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &hs, 1), EINVAL,
 	                "ibv_advise_mr on a region that is not ODP");
-	ibv_sge bk{addr_of(m.p), 4096, mr->lkey ^ 0x80};
+	ibv_sge bk{addr_of(m.data()), 4096, mr->lkey ^ 0x80};
 	r_.expect_errno("advise.bad_key",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &bk, 1), EINVAL,
 	                "ibv_advise_mr with a bad lkey");
-	ibv_sge past{addr_of(m.p + 15 * kMiB), uint32_t(2 * kMiB), mr->lkey};
+	ibv_sge past{addr_of(m.data() + 15 * kMiB), uint32_t(2 * kMiB), mr->lkey};
 	r_.expect_errno("advise.past_end",
 	                ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &past, 1),
 	                EFAULT, "ibv_advise_mr past the end of the region");
@@ -997,13 +970,14 @@ void OdpRun::implicit()
 	if (iova)
 		ibv_dereg_mr(iova);
 	MrPtr imr(ibv_reg_mr(pd_.get(), nullptr, SIZE_MAX, kOdpAccess));
-	Map m(200 * kMiB); /* mapped after the region */
-	if (!r_.check(imr && m.p && make_pair(&p) && make_pair(&q) && make_pair(&r),
+	Mapping m(200 * kMiB, PROT_READ | PROT_WRITE); /* mapped after the region */
+	if (!r_.check(imr && m.data() && make_pair(&p) && make_pair(&q) && make_pair(&r),
 	              "implicit.setup", "an implicit ODP region (%s), 200 MiB mapped after it",
 	              imr ? "ok" : errno_name(errno).c_str()))
 		return;
 	const uint32_t il = imr->lkey, ik = imr->rkey, hl = hmr_->lkey, hk = hmr_->rkey;
-	uint8_t *x = reinterpret_cast<uint8_t *>((addr_of(m.p + kMiB) + chunk - 1) & ~(chunk - 1));
+	uint8_t *x =
+	    reinterpret_cast<uint8_t *>((addr_of(m.data() + kMiB) + chunk - 1) & ~(chunk - 1));
 	uint8_t *y = x + chunk;
 
 	fill_pattern(h, kMsg, 31);
@@ -1044,11 +1018,11 @@ void OdpRun::implicit()
 	         "fetch-and-add 5, then compare-and-swap 5 -> 77 on an untouched word: %" PRIu64,
 	         *word);
 
-	Map far(kMiB);
+	Mapping far(kMiB, PROT_READ | PROT_WRITE);
 	fill_pattern(h, kMsg, 34);
-	good = far.p &&
-	       op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(far.p), ik) &&
-	       same_pattern(far.p, kMsg, 34);
+	good = far.data() &&
+	       op(p.a.get(), IBV_WR_RDMA_WRITE, addr_of(h), kMsg, hl, addr_of(far.data()), ik) &&
+	       same_pattern(far.data(), kMsg, 34);
 	r_.check(good, "implicit.other_mapping", "RDMA WRITE into another mapping (%s)", last_);
 
 	ibv_sge pre{addr_of(y + 60 * kMiB), uint32_t(8 * kMiB), il};
@@ -1102,16 +1076,17 @@ int OdpRun::run()
 	if (!r_.check(pd_ && cq_ && hmr_, "setup", "a PD, a CQ and a host region"))
 		return r_.finish();
 
-	Map region(kRegion);
+	Mapping region(kRegion, PROT_READ | PROT_WRITE);
 	long before = rss_kib();
-	omr_.reset(region.p ? ibv_reg_mr(pd_.get(), region.p, kRegion, kOdpAccess) : nullptr);
+	omr_.reset(region.data() ? ibv_reg_mr(pd_.get(), region.data(), kRegion, kOdpAccess)
+	                         : nullptr);
 	long after = rss_kib();
 	if (!r_.check(omr_ != nullptr, "reg", "ODP region of 64 MiB over untouched memory (%s)",
 	              omr_ ? "ok" : errno_name(errno).c_str()))
 		return r_.finish();
 	r_.check(after - before < 1024, "reg.untouched",
 	         "registering it faulted nothing in: resident %ld -> %ld KiB", before, after);
-	odp_ = region.p;
+	odp_ = region.data();
 
 	Pair p;
 	if (!r_.check(make_pair(&p), "pair", "an RC pair"))

@@ -73,23 +73,6 @@ bool has_ipc_lock()
 	return true;
 }
 
-/* Address space reserved, never mapped readable: PROT_NONE. */
-struct Reserved {
-	void *p = MAP_FAILED;
-	size_t len = 0;
-	explicit Reserved(size_t n) : len(n)
-	{
-		p = mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	}
-	~Reserved()
-	{
-		if (p != MAP_FAILED)
-			munmap(p, len);
-	}
-	Reserved(const Reserved &) = delete;
-	Reserved &operator=(const Reserved &) = delete;
-};
-
 class Run
 {
       public:
@@ -108,13 +91,13 @@ class Run
 
 void Run::big()
 {
-	Reserved space(kBig);
+	Mapping space(kBig, PROT_NONE); /* address space only: PROT_NONE */
 	long long before = vm_pin();
 
-	if (!r_.check(space.p != MAP_FAILED, "big.reserve", "16 GiB of address space reserved"))
+	if (!r_.check(space.ok(), "big.reserve", "16 GiB of address space reserved"))
 		return;
 	errno = 0;
-	MrPtr mr(ibv_reg_mr(pd_, space.p, kBig, kOdpAccess));
+	MrPtr mr(ibv_reg_mr(pd_, space.data(), kBig, kOdpAccess));
 	int err = mr ? 0 : null_errno();
 	r_.check(
 	    !mr && err == ENOMEM, "big.refused",
@@ -129,18 +112,17 @@ void Run::big()
 void Run::fit()
 {
 	const size_t n_max = size_t(limit_ / kChunkTables) + 4;
-	Reserved space(n_max * kChunk);
+	Mapping space(n_max * kChunk, PROT_NONE);
 	std::vector<MrPtr> mrs;
 	long long base = vm_pin(), last = base;
 	int err = 0;
 	bool grew = true;
 
-	if (!r_.check(space.p != MAP_FAILED, "fit.reserve", "address space reserved"))
+	if (!r_.check(space.ok(), "fit.reserve", "address space reserved"))
 		return;
 	for (size_t i = 0; i < n_max; i++) {
 		errno = 0;
-		MrPtr mr(
-		    ibv_reg_mr(pd_, static_cast<char *>(space.p) + i * kChunk, kChunk, kOdpAccess));
+		MrPtr mr(ibv_reg_mr(pd_, space.data() + i * kChunk, kChunk, kOdpAccess));
 		if (!mr) {
 			err = null_errno();
 			break;
@@ -160,7 +142,7 @@ void Run::fit()
 	mrs.clear();
 	r_.check(vm_pin() == base, "fit.returned", "deregistered: VmPin back to %lld (%lld)", base,
 	         vm_pin());
-	MrPtr again(ibv_reg_mr(pd_, space.p, kChunk, kOdpAccess));
+	MrPtr again(ibv_reg_mr(pd_, space.data(), kChunk, kOdpAccess));
 	r_.check(bool(again), "fit.again", "a 64 MiB ODP region registers again: %s",
 	         again ? "yes" : errno_name(null_errno()).c_str());
 }
@@ -201,12 +183,12 @@ void Run::implicit()
 {
 	const size_t chunks = 16;
 	/* One chunk more than needed, to align the first to 64 MiB. */
-	Reserved space((chunks + 1) * kChunk);
+	Mapping space((chunks + 1) * kChunk, PROT_NONE);
 	long long base = vm_pin(), last = base;
 	size_t done = 0;
 	int err = 0;
 
-	if (!r_.check(space.p != MAP_FAILED, "implicit.reserve", "address space reserved"))
+	if (!r_.check(space.ok(), "implicit.reserve", "address space reserved"))
 		return;
 	ibv_device_attr_ex dx{};
 	if (ibv_query_device_ex(pd_->context, nullptr, &dx) ||
@@ -214,7 +196,7 @@ void Run::implicit()
 		r_.skip("implicit", "the device has no implicit ODP");
 		return;
 	}
-	uintptr_t first = (reinterpret_cast<uintptr_t>(space.p) + kChunk - 1) & ~(kChunk - 1);
+	uintptr_t first = (reinterpret_cast<uintptr_t>(space.data()) + kChunk - 1) & ~(kChunk - 1);
 	MrPtr mr(ibv_reg_mr(pd_, nullptr, SIZE_MAX, kOdpAccess));
 	if (!r_.check(bool(mr), "implicit.reg", "an implicit ODP region: %s",
 	              mr ? "registered" : errno_name(null_errno()).c_str()))

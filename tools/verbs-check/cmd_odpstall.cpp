@@ -36,7 +36,6 @@
 
 #include <infiniband/verbs.h>
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -102,36 +101,6 @@ struct Hold {
 	const char *what() const { return server ? "the FUSE server" : knob.c_str(); }
 };
 
-/*
- * Memory of its own (an ODP region's pages come and go): anonymous, or a
- * private writable mapping of file @path.
- */
-struct Mem {
-	uint8_t *p = nullptr;
-	explicit Mem(size_t n, const std::string &path = "") : len(n)
-	{
-		int fd = path.empty() ? -1 : open(path.c_str(), O_RDONLY | O_CLOEXEC);
-		void *m = MAP_FAILED;
-
-		if (path.empty())
-			m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			         -1, 0);
-		else if (fd >= 0)
-			m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-		if (fd >= 0)
-			close(fd);
-		p = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
-	}
-	~Mem()
-	{
-		if (p)
-			munmap(p, len);
-	}
-	Mem(const Mem &) = delete;
-	Mem &operator=(const Mem &) = delete;
-	size_t len;
-};
-
 /* Clears the hold after kWatchdog seconds unless stopped first. */
 class Watchdog
 {
@@ -183,12 +152,16 @@ class StallRun
       public:
 	StallRun(Report &r, const char *dev, const GidChoice &gid, const Hold &hold,
 	         const std::string &file)
-	    : r_(r), dev_(dev), gid_(gid), hold_(hold), file_(!file.empty()),
-	      odp_mem_(kRegion, file)
+	    : r_(r), dev_(dev), gid_(gid), hold_(hold), file_(!file.empty())
 	{
+		/* A FUSE file's pages are its server's to give, or not. */
+		if (file_)
+			odp_mem_.map_file(file.c_str(), kRegion, PROT_READ | PROT_WRITE);
+		else
+			odp_mem_.map(kRegion, PROT_READ | PROT_WRITE);
 	}
 	/* Objects of @s over @odp and @plain, A and B connected. */
-	bool build(const char *name, Setup *s, Mem &odp, Mem &plain);
+	bool build(const char *name, Setup *s, Mapping &odp, Mapping &plain);
 	bool prepare(Setup *s) { return build("stall", s, odp_mem_, plain_mem_); }
 	bool stall(Setup &s, long opened);
 	void teardown(Setup &s, long base);
@@ -205,15 +178,15 @@ class StallRun
 	GidChoice gid_;
 	const Hold &hold_;
 	bool file_;
-	Mem odp_mem_, plain_mem_{kRegion};
+	Mapping odp_mem_, plain_mem_{kRegion, PROT_READ | PROT_WRITE};
 };
 
-bool StallRun::build(const char *name, Setup *s, Mem &odp, Mem &plain)
+bool StallRun::build(const char *name, Setup *s, Mapping &odp, Mapping &plain)
 {
 	std::string why;
 	std::string n(name);
 
-	if (!odp.p || !plain.p)
+	if (!odp.ok() || !plain.ok())
 		return r_.check(false, n + ".memory", "mmap: %s", errno_name(errno).c_str());
 	s->ctx = open_device(dev_, &why);
 	if (!s->ctx)
@@ -223,9 +196,10 @@ bool StallRun::build(const char *name, Setup *s, Mem &odp, Mem &plain)
 	ibv_qp_init_attr ia = rc_qp_init(s->cq.get(), 4, 4);
 	s->a.reset(s->cq ? ibv_create_qp(s->pd.get(), &ia) : nullptr);
 	s->b.reset(s->a ? ibv_create_qp(s->pd.get(), &ia) : nullptr);
-	s->odp.reset(s->b ? ibv_reg_mr(s->pd.get(), odp.p, kRegion, kAccess | IBV_ACCESS_ON_DEMAND)
-	                  : nullptr);
-	s->plain.reset(s->odp ? ibv_reg_mr(s->pd.get(), plain.p, kRegion, kAccess) : nullptr);
+	s->odp.reset(
+	    s->b ? ibv_reg_mr(s->pd.get(), odp.data(), kRegion, kAccess | IBV_ACCESS_ON_DEMAND)
+	         : nullptr);
+	s->plain.reset(s->odp ? ibv_reg_mr(s->pd.get(), plain.data(), kRegion, kAccess) : nullptr);
 	if (!s->plain)
 		return r_.check(false, n + ".objects", "PD, CQ, QPs, an ODP and a plain region: %s",
 		                errno_name(null_errno()).c_str());
@@ -260,7 +234,7 @@ int StallRun::post(ibv_qp *qp, ibv_wr_opcode op, uint8_t *src, uint32_t lkey, ui
 
 bool StallRun::stall(Setup &s, long opened)
 {
-	ibv_sge rsge = {addr_of(plain_mem_.p), kMsg, s.plain->lkey};
+	ibv_sge rsge = {addr_of(plain_mem_.data()), kMsg, s.plain->lkey};
 	ibv_recv_wr rwr{}, *rbad = nullptr;
 	ibv_wc wc[4];
 
@@ -268,15 +242,15 @@ bool StallRun::stall(Setup &s, long opened)
 	rwr.num_sge = 1;
 	/* A FUSE file's pages are not touched: the reads never return. */
 	if (!file_)
-		fill_pattern(odp_mem_.p, kRegion, 1);
+		fill_pattern(odp_mem_.data(), kRegion, 1);
 	if (!r_.check(hold_.set(), "stall.hold", "faults held by %s", hold_.what()))
 		return false;
 	int e = ibv_post_recv(s.b.get(), &rwr, &rbad);
 	if (!e)
-		e = post(s.a.get(), IBV_WR_SEND, odp_mem_.p, s.odp->lkey, nullptr, 0);
+		e = post(s.a.get(), IBV_WR_SEND, odp_mem_.data(), s.odp->lkey, nullptr, 0);
 	if (!e)
-		e = post(s.b.get(), IBV_WR_RDMA_WRITE, plain_mem_.p + kMsg, s.plain->lkey,
-		         odp_mem_.p + 2 * kMsg, s.odp->rkey);
+		e = post(s.b.get(), IBV_WR_RDMA_WRITE, plain_mem_.data() + kMsg, s.plain->lkey,
+		         odp_mem_.data() + 2 * kMsg, s.odp->rkey);
 	if (!r_.check(!e, "stall.post", "A's SEND from the ODP region, B's WRITE into it: %s",
 	              errno_name(e).c_str()))
 		return false;
@@ -336,37 +310,38 @@ void StallRun::teardown(Setup &s, long base)
 
 void StallRun::after()
 {
-	Mem odp(kRegion), plain(kRegion);
+	Mapping odp(kRegion, PROT_READ | PROT_WRITE), plain(kRegion, PROT_READ | PROT_WRITE);
 	Setup s;
 	ibv_wc wc[4];
 
 	if (!build("after", &s, odp, plain))
 		return;
-	fill_pattern(odp.p, kMsg, 7);
-	fill_pattern(plain.p + kMsg, kMsg, 8);
-	ibv_sge rsge = {addr_of(plain.p), kMsg, s.plain->lkey};
+	fill_pattern(odp.data(), kMsg, 7);
+	fill_pattern(plain.data() + kMsg, kMsg, 8);
+	ibv_sge rsge = {addr_of(plain.data()), kMsg, s.plain->lkey};
 	ibv_recv_wr rwr{}, *rbad = nullptr;
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
 	int e = ibv_post_recv(s.b.get(), &rwr, &rbad);
 	if (!e)
-		e = post(s.a.get(), IBV_WR_SEND, odp.p, s.odp->lkey, nullptr, 0);
+		e = post(s.a.get(), IBV_WR_SEND, odp.data(), s.odp->lkey, nullptr, 0);
 	if (!e)
-		e = post(s.b.get(), IBV_WR_RDMA_WRITE, plain.p + kMsg, s.plain->lkey,
-		         odp.p + 2 * kMsg, s.odp->rkey);
+		e = post(s.b.get(), IBV_WR_RDMA_WRITE, plain.data() + kMsg, s.plain->lkey,
+		         odp.data() + 2 * kMsg, s.odp->rkey);
 	int got = 0, bad = 0;
 	if (!e) {
 		got = poll_cq_for(s.cq.get(), wc, 3, 10000);
 		for (int i = 0; i < got; i++)
 			bad += wc[i].status != IBV_WC_SUCCESS;
 	}
-	r_.check(!e && got == 3 && !bad && same_pattern(plain.p, kMsg, 7) &&
-	             same_pattern(odp.p + 2 * kMsg, kMsg, 8),
+	r_.check(!e && got == 3 && !bad && same_pattern(plain.data(), kMsg, 7) &&
+	             same_pattern(odp.data() + 2 * kMsg, kMsg, 8),
 	         "after",
 	         "a new pair: SEND from an ODP region and WRITE into one: post %s, %d of 3 "
 	         "completions, %d failed, data %s/%s",
-	         errno_name(e).c_str(), got, bad, same_pattern(plain.p, kMsg, 7) ? "ok" : "WRONG",
-	         same_pattern(odp.p + 2 * kMsg, kMsg, 8) ? "ok" : "WRONG");
+	         errno_name(e).c_str(), got, bad,
+	         same_pattern(plain.data(), kMsg, 7) ? "ok" : "WRONG",
+	         same_pattern(odp.data() + 2 * kMsg, kMsg, 8) ? "ok" : "WRONG");
 }
 
 } /* namespace */

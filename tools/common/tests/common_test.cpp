@@ -12,6 +12,10 @@
 
 #include <arpa/inet.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 
 namespace
 {
@@ -89,6 +93,26 @@ TEST(Mapping, MapsZeroedMemoryAndMapsAgain)
 	EXPECT_EQ(m.size(), 4096u);
 	EXPECT_EQ(m.data()[0], 0);
 	EXPECT_EQ(m.addr(), reinterpret_cast<uintptr_t>(m.data()));
+}
+
+TEST(Mapping, MapsAFilePrivately)
+{
+	char path[] = "/tmp/sroce-mapping-XXXXXX";
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, "sroce", 5), 5);
+	close(fd);
+	Mapping m;
+	ASSERT_TRUE(m.map_file(path, 4096, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(std::memcmp(m.data(), "sroce", 5), 0);
+	m.data()[0] = 'S'; /* private: the file keeps its byte */
+	Mapping again;
+	ASSERT_TRUE(again.map_file(path, 4096, PROT_READ));
+	EXPECT_EQ(again.data()[0], 's');
+	unlink(path);
+	EXPECT_FALSE(m.map_file(path, 4096, PROT_READ));
+	EXPECT_FALSE(m.ok());
 }
 
 TEST(Names, MtuBytesAndEnumAreInverse)
