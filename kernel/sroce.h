@@ -118,7 +118,9 @@ struct sroce_stats {
  * waits N ms between finding the QP and taking its reference, where it can
  * be preempted (sroce_qp_get(): a destroy's race with a lookup, widened),
  * a POLL_CQ on a user CQ waits N ms between loading the ring's header
- * and using it (its race with a resize, widened);
+ * and using it (its race with a resize, widened), an RDMA WRITE packet
+ * waits N ms between the lookup of its rkey and the copy of its payload
+ * (its race with an invalidation on another CPU, widened);
  * 0 (the default) is off. The kernel's fault-injection framework
  * (CONFIG_FAULT_INJECTION) is off in Debian's kernels, and a test needs
  * these on the kernel it runs, so they are plain knobs.
@@ -131,6 +133,7 @@ struct sroce_fault {
 	u32 ack_delay_ms;	/* an RC ACK sent alone waits this long */
 	u32 lookup_delay_ms;	/* sroce_qp_get() waits this long */
 	u32 poll_delay_ms;	/* a user CQ's POLL_CQ waits this long */
+	u32 write_delay_ms;	/* a WRITE's copy waits this long */
 };
 
 /*

@@ -17,6 +17,9 @@
  *                 preempted (a preemptible RCU kernel: the debug one);
  *                 poll_delay_ms: a POLL_CQ on a user CQ waits that long
  *                 between loading the ring's header and using it;
+ *                 write_delay_ms: an RDMA WRITE packet waits that long,
+ *                 busy in the receive context, between the lookup of its
+ *                 rkey and the copy of its payload;
  *                 qpn_next: the QP number the next QP is given if free
  *                 (a test reuses a number without 2^24 creations)
  *
@@ -175,6 +178,8 @@ void sroce_debugfs_dev_add(struct sroce_dev *sdev)
 			   &sdev->fault.lookup_delay_ms);
 	debugfs_create_u32("poll_delay_ms", 0600, fault,
 			   &sdev->fault.poll_delay_ms);
+	debugfs_create_u32("write_delay_ms", 0600, fault,
+			   &sdev->fault.write_delay_ms);
 	debugfs_create_u32("qpn_next", 0600, fault, &sdev->qpn_next);
 }
 

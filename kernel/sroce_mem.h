@@ -149,6 +149,7 @@ static inline struct sroce_mr *to_smr(struct ib_mr *mr)
 }
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+struct sroce_mr *sroce_mr_get_odp(struct sroce_dev *sdev, u32 key);
 struct sroce_qp;
 struct sroce_send_wqe;
 int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_send_wqe *w);

@@ -72,11 +72,8 @@ static void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
 	atomic_dec(&sdev->num_mr);
 }
 
-/*
- * Look up a registered MR by lkey or rkey; any context. Returns a
- * referenced MR or NULL. The full key (tag included) must match.
- */
-struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+static struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
+					bool odp_only)
 {
 	struct sroce_mr *mr;
 
@@ -84,13 +81,51 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 	mr = xa_load(&sdev->key_xa, sroce_key_index(key));
 	if (xa_pointer_tag(mr))
 		mr = NULL;	/* a memory window */
-	if (mr && (READ_ONCE(mr->key) != key ||
+	if (mr && ((odp_only && mr->kind != SROCE_MR_ODP) ||
+		   READ_ONCE(mr->key) != key ||
 		   /* acquire: pairs with the release in sroce_mr_fast_reg() */
 		   smp_load_acquire(&mr->state) != SROCE_MR_VALID ||
 		   !refcount_inc_not_zero(&mr->refs)))
 		mr = NULL;
 	rcu_read_unlock();
+	if (!mr || mr->kind != SROCE_MR_FAST)
+		return mr;
+	/*
+	 * A fast-registration MR may have been invalidated between the check
+	 * and the reference: sroce_mr_inval_drain() stores FREE and then
+	 * counts the references, so one of the two of us sees the other's
+	 * store (a full barrier on each side). Looked at again with ours
+	 * counted, the region is still VALID under the same key, or not used.
+	 */
+	smp_mb();	/* refcount_inc_not_zero() orders nothing */
+	if (READ_ONCE(mr->state) != SROCE_MR_VALID ||
+	    READ_ONCE(mr->key) != key) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
 	return mr;
+}
+
+/*
+ * Look up a registered MR by lkey or rkey for the data path: a referenced
+ * MR or NULL. The full key (tag included) must match. A reference on a
+ * fast-registration MR must be put in the same section that cannot sleep
+ * or be preempted (the engines run with bottom halves off): an
+ * invalidation spins until it is put (sroce_mr_inval_drain()).
+ */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	return sroce_mr_lookup(sdev, key, false);
+}
+
+/*
+ * The same for an ODP region only, from process context (ibv_advise_mr()
+ * sleeps with its reference): never a fast-registration MR, so that no
+ * invalidation waits for a sleeper.
+ */
+struct sroce_mr *sroce_mr_get_odp(struct sroce_dev *sdev, u32 key)
+{
+	return sroce_mr_lookup(sdev, key, true);
 }
 
 /* A referenced MR by the index of @key, whatever its tag and state. */
@@ -141,6 +176,33 @@ out:
 }
 
 /*
+ * An invalidated region's last accesses: wait until no packet that found
+ * it VALID is still reading or writing its pages. IBA 10.6.6.2: once the
+ * invalidation completes, the memory is no longer accessible through the
+ * key, and a kernel consumer reuses the pages at that completion (a
+ * storage host after a timed-out command: the target's late WRITE must
+ * not land in them). Every data-path reference on a fast-registration MR
+ * is held for one packet's copy in a section that cannot sleep
+ * (sroce_mr_get()), and no new one is taken once FREE is visible, so the
+ * wait is short; it spins because the requester and the responder, which
+ * invalidate, cannot sleep either. The references that stay are the
+ * registration's and the caller's (sroce_mr_get_slot()); another slot
+ * reference is a REG_MR or another invalidation in its own short section
+ * (that invalidation fails: the window count is closed until we are
+ * done). rdma_rxe checks the state at lookup only and completes the
+ * invalidation at once.
+ */
+static void sroce_mr_inval_drain(struct sroce_mr *mr)
+{
+	/* FREE visible before the count is read: see sroce_mr_lookup(). */
+	smp_mb();
+	while (refcount_read(&mr->refs) > 2)
+		cpu_relax();
+	/* The copies were done before their puts (release): seen done. */
+	smp_acquire__after_ctrl_dep();
+}
+
+/*
  * Invalidate the region behind @key (sroce_key_invalidate()): only a
  * fast-registration MR of the QP's PD, named by its whole current key and
  * with no window bound to it, can be. Returns 0 or -EINVAL.
@@ -156,6 +218,7 @@ int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == sroce_qp_pd(qp) &&
 	    READ_ONCE(mr->key) == key && sroce_mr_close_mw(mr)) {
 		WRITE_ONCE(mr->state, SROCE_MR_FREE);
+		sroce_mr_inval_drain(mr);
 		sroce_mr_reopen_mw(mr);
 		err = 0;
 	}

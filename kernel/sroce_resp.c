@@ -11,6 +11,7 @@
  * looked up and checked (PD, access rights, bounds) for every packet.
  * State is under qp->resp_lock; answers are built under it and sent after.
  */
+#include <linux/delay.h>
 #include <linux/if_vlan.h>
 
 #include "sroce_engine.h"
@@ -226,6 +227,22 @@ static void sroce_resp_complete_err(struct sroce_qp *qp, int status)
  * RC/UC requests
  */
 
+/*
+ * The fault knob write_delay_ms: a WRITE packet holds its region, between
+ * the lookup and the copy, that long (busy: this is the receive context),
+ * so that an invalidation on another CPU falls inside (frwr_inval.sh).
+ * Each wait counts as a fault injected.
+ */
+static void sroce_resp_write_delay(struct sroce_dev *sdev)
+{
+	u32 ms = READ_ONCE(sdev->fault.write_delay_ms);
+
+	if (unlikely(ms)) {
+		sroce_dev_count(sdev, SROCE_CNT_FAULTS, 1);
+		mdelay(min(ms, 2000U));
+	}
+}
+
 /* Look up and check an rkey for @len bytes at @va with @access. */
 static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				      u64 len, int access)
@@ -413,6 +430,7 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 				   pkt->payload_len, IB_ACCESS_REMOTE_WRITE);
 		if (!mr)
 			return SROCE_RESP_NAK_ACC;
+		sroce_resp_write_delay(qp->sdev);
 		err = sroce_mr_copy(mr, rs->write_va, &pb, pkt->payload_len,
 				    SROCE_TO_MR);
 		/*

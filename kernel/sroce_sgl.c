@@ -425,15 +425,12 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 	    (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
 		return -EOPNOTSUPP;
 	for (i = 0; i < num_sge && !err; i++) {
-		mr = sroce_mr_get(sdev, sg_list[i].lkey);
+		mr = sroce_mr_get_odp(sdev, sg_list[i].lkey);
 		if (!mr)
 			return -EINVAL;
-		if (mr->kind != SROCE_MR_ODP)
-			err = -EINVAL;
-		else
-			err = sroce_mr_check(mr, pd, sg_list[i].addr,
-					     sg_list[i].length,
-					     write ? IB_ACCESS_LOCAL_WRITE : 0);
+		err = sroce_mr_check(mr, pd, sg_list[i].addr,
+				     sg_list[i].length,
+				     write ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!err && !sg_list[i].length) {
 			/* nothing to map */
 		} else if (!err && ((flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH) ||

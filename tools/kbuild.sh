@@ -30,7 +30,7 @@ mkdir -p "$dir"
 # Sources only: never link the in-tree build products (*.o, .*.cmd) of the
 # root build, which kbuild would take as up to date.
 find "$dir" -type l ! -exec test -e {} \; -delete
-(cd "$repo" && find Kbuild kernel include -type f \( -name Kbuild -o -name '*.[ch]' \) \
+(cd "$repo" && find Kbuild kernel include tools/ktest -type f \( -name Kbuild -o -name '*.[ch]' \) \
 	! -name '*.mod.c') | while read -r f; do
 	mkdir -p "$dir/$(dirname "$f")"
 	[ -L "$dir/$f" ] || ln -sfn "$repo/$f" "$dir/$f"

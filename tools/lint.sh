@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Static checks, one KTAP test line per check:
-#   checkpatch    scripts/checkpatch.pl --strict on kernel/**/*.[ch] and
-#                 include/uapi/**/*.h; justified exceptions are listed in
+#   checkpatch    scripts/checkpatch.pl --strict on kernel/**/*.[ch],
+#                 include/uapi/**/*.h and the rig's test modules
+#                 (tools/ktest, tools/vm/testmod); justified exceptions are listed in
 #                 tools/checkpatch-ignore.txt
-#   sparse        the module built with C=2 W=1 (sparse and the extra gcc
-#                 warnings): any warning in our files fails
+#   sparse        the module and tools/ktest built with C=2 W=1 (sparse and
+#                 the extra gcc warnings): any warning in our files fails
 #   sparse-6.12   the same against the 6.12 LTS headers (skipped when
 #                 linux-headers-6.12-amd64 is not installed)
 #   clang-format  --dry-run --Werror on the C++ sources of provider/, tests/
@@ -43,6 +44,7 @@ kernel_sources() {
 	{
 		src_files kernel | grep -E '\.[ch]$'
 		src_files include/uapi | grep -E '\.h$'
+		src_files tools/ktest tools/vm/testmod | grep -E '\.c$' | grep -v '\.mod\.c$'
 	} | LC_ALL=C sort -u
 }
 
@@ -117,10 +119,10 @@ check_sparse() {
 	mkdir -p "$tree"
 	cp Kbuild Makefile "$tree/"
 	tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod*' \
-		kernel include | tar -C "$tree" -xf -
-	make -C "$kdir" M="$tree" C=2 W=1 -j"$(nproc)" modules >"$log" 2>&1 || rc=$?
+		kernel include tools/ktest | tar -C "$tree" -xf -
+	make -C "$kdir" M="$tree" C=2 W=1 SROCE_KTEST=m -j"$(nproc)" modules >"$log" 2>&1 || rc=$?
 	sed -i "s|$tree/||g" "$log"
-	warn=$(grep -E '^(\./)?(kernel|include)/[^:]+:[0-9]+(:[0-9]+)?: (warning|error|note)' "$log")
+	warn=$(grep -E '^(\./)?(kernel|include|tools/ktest)/[^:]+:[0-9]+(:[0-9]+)?: (warning|error|note)' "$log")
 	if [ -n "$warn" ]; then
 		echo "# ${warn//$'\n'/$'\n'# }"
 		ktap_diag "$sparse: $(echo "$warn" | grep -c .) warning lines from our files"

@@ -318,7 +318,7 @@ if ! ls kernel/*.c >/dev/null 2>&1; then
 elif [ -z "$guest_kernel" ] || [ ! -d "/lib/modules/$guest_kernel/build" ]; then
 	echo "FAILED (no headers for the guest kernel ${guest_kernel:-?})"
 	case_result module fail "no kernel headers"
-elif cached make -s -j "$(nproc)" module KDIR="/lib/modules/$guest_kernel/build" >"$logs/module.log" 2>&1; then
+elif cached make -s -j "$(nproc)" module KDIR="/lib/modules/$guest_kernel/build" SROCE_KTEST=m >"$logs/module.log" 2>&1; then
 	echo "ok for $guest_kernel ($(took "$t"))"
 	case_result module pass
 	module_built=1
@@ -337,7 +337,7 @@ if [ "$with612" = 1 ] && [ "$module_built" = 1 ]; then
 	if [ -z "$kver612" ] || [ ! -d "/lib/modules/$kver612/build" ]; then
 		echo "FAILED (no $KERNEL_612 kernel or headers; tools/setup.sh)"
 		case_result module-6.12 fail "no $KERNEL_612 kernel headers"
-	elif cached bash tools/kbuild.sh "/lib/modules/$kver612/build" -j "$(nproc)" >"$logs/module-6.12.log" 2>&1 &&
+	elif cached bash tools/kbuild.sh "/lib/modules/$kver612/build" -j "$(nproc)" SROCE_KTEST=m >"$logs/module-6.12.log" 2>&1 &&
 		! grep -qE '(warning|error):' "$logs/module-6.12.log"; then
 		echo "ok for $kver612 ($(took "$t"))"
 		case_result module-6.12 pass
@@ -381,7 +381,7 @@ debug_kernel_finish() {
 		case_result debug-kernel pass
 		step "build: sroce.ko debug"
 		t=$EPOCHSECONDS
-		if cached bash tools/kbuild.sh "$dbgdir/build" -j "$(nproc)" >"$logs/module-debug.log" 2>&1 &&
+		if cached bash tools/kbuild.sh "$dbgdir/build" -j "$(nproc)" SROCE_KTEST=m >"$logs/module-debug.log" 2>&1 &&
 			! grep -qE '(warning|error):' "$logs/module-debug.log"; then
 			echo "ok ($(took "$t"))"
 			case_result module-debug pass

@@ -249,6 +249,30 @@ rig_wait_cm_listen() {
 
 # --- RDMA devices -------------------------------------------------------
 
+# rig_build_dir: the folder of the sroce build for the running kernel:
+# the repo root when its sroce.ko is for this kernel ("make module"), else
+# out/kbuild/$(uname -r)/ (tools/kbuild.sh builds one per kernel there).
+rig_build_dir() {
+	local vermagic
+	vermagic=$(modinfo -F vermagic "$RIG_REPO/sroce.ko" 2>/dev/null || true)
+	if [ "${vermagic%% *}" = "$(uname -r)" ]; then
+		echo "$RIG_REPO"
+	else
+		echo "$RIG_REPO/out/kbuild/$(uname -r)"
+	fi
+}
+
+# rig_ktest_module: set RIG_KTEST_KO to tools/ktest's sroce_ktest.ko built
+# for the running kernel beside sroce.ko (SROCE_KTEST=m, as
+# tools/test-all.sh builds); the test fails when there is none.
+rig_ktest_module() {
+	local vermagic
+	RIG_KTEST_KO=$(rig_build_dir)/tools/ktest/sroce_ktest.ko
+	vermagic=$(modinfo -F vermagic "$RIG_KTEST_KO" 2>/dev/null || true)
+	[ "${vermagic%% *}" = "$(uname -r)" ] ||
+		rig_fail "no $RIG_KTEST_KO for $(uname -r) (build the module with SROCE_KTEST=m)"
+}
+
 # rig_load_module TYPE: load the RDMA driver TYPE (rxe or sroce) and its
 # dependencies. sroce.ko comes from the repo root when it was built for this
 # kernel ("make module"), else from out/kbuild/$(uname -r)/ (tools/kbuild.sh
@@ -259,12 +283,7 @@ rig_load_module() {
 		[ -d /sys/module/rdma_rxe ] || modprobe rdma_rxe || rig_fail "modprobe rdma_rxe failed"
 		;;
 	sroce)
-		local ko=${SROCE_KO:-$RIG_REPO/sroce.ko} m vermagic
-		if [ -z "${SROCE_KO:-}" ]; then
-			vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
-			[ "${vermagic%% *}" = "$(uname -r)" ] ||
-				ko=$RIG_REPO/out/kbuild/$(uname -r)/sroce.ko
-		fi
+		local ko=${SROCE_KO:-$(rig_build_dir)/sroce.ko} m
 		[ -f "$ko" ] || rig_skip "no $ko (the module is not built for $(uname -r))"
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
 			[ -d "/sys/module/$m" ] || modprobe "$m" || rig_fail "modprobe $m failed"
