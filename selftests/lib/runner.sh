@@ -69,23 +69,55 @@ if [ -f "$patterns" ]; then
 	done <"$patterns"
 fi
 
-# Number of lines in the kernel log now.
-dmesg_lines() {
-	local lines=()
-	mapfile -t lines < <(dmesg 2>/dev/null)
-	echo "${#lines[@]}"
+# The kernel log as /dev/kmsg records, one per line ("PRIO,SEQ,TIME,FLAGS;
+# TEXT"; a record's continuation lines begin with a space). Their sequence
+# numbers say which records are new and whether the log dropped some
+# meanwhile: counting dmesg's lines instead skipped new lines once the
+# 4 MiB log had wrapped. (dd reads one record per read(2) and stops at the
+# end, EAGAIN, with its non-blocking open.)
+kmsg_records() {
+	dd if=/dev/kmsg iflag=nonblock bs=65536 status=none 2>/dev/null
 }
 
-# First kernel splat in the dmesg lines after line $1, as "LABEL in dmesg:
-# line"; status 1 when there is none.
+# The sequence number the next kernel log record will have.
+kmsg_next() {
+	local recs=() i
+	mapfile -t recs < <(kmsg_records)
+	for ((i = ${#recs[@]} - 1; i >= 0; i--)); do
+		if [[ "${recs[i]}" =~ ^[0-9]+,([0-9]+), ]]; then
+			echo "$((BASH_REMATCH[1] + 1))"
+			return
+		fi
+	done
+	echo 0
+}
+
+# First kernel splat in the records from sequence number $1 on, as "LABEL
+# in dmesg: text"; status 1 when there is none. Records the log dropped
+# before they were read are reported on standard error: the rig finds
+# their reports on the guest's console (tools/vm/run.sh).
 new_splat() {
-	local from=$1 lines=() i j
+	local from=$1 recs=() texts=() i j start first=""
+	local rec_re='^[0-9]+,([0-9]+),[^;]*;(.*)$'
 	[ ${#splat_res[@]} -gt 0 ] || return 1
-	mapfile -t -s "$from" lines < <(dmesg 2>/dev/null)
+	mapfile -t recs < <(kmsg_records)
+	start=${#recs[@]}
+	for ((i = ${#recs[@]} - 1; i >= 0; i--)); do
+		[[ "${recs[i]}" =~ $rec_re ]] || continue
+		[ "${BASH_REMATCH[1]}" -ge "$from" ] || break
+		start=$i
+		first=${BASH_REMATCH[1]}
+	done
+	if [ -n "$first" ] && [ "$first" -gt "$from" ] && [ "$i" -lt 0 ]; then
+		echo "kernel log: records $from to $((first - 1)) were overwritten before the runner read them (the rig checks the console)" >&2
+	fi
+	for ((i = start; i < ${#recs[@]}; i++)); do
+		[[ "${recs[i]}" =~ $rec_re ]] && texts+=("${BASH_REMATCH[2]}")
+	done
 	for ((j = 0; j < ${#splat_res[@]}; j++)); do
-		for ((i = 0; i < ${#lines[@]}; i++)); do
-			if [[ "${lines[i]}" =~ ${splat_res[j]} ]]; then
-				echo "${splat_labels[j]} in dmesg: ${lines[i]#\[*\] }"
+		for ((i = 0; i < ${#texts[@]}; i++)); do
+			if [[ "${texts[i]}" =~ ${splat_res[j]} ]]; then
+				echo "${splat_labels[j]} in dmesg: ${texts[i]}"
 				return 0
 			fi
 		done
@@ -131,7 +163,7 @@ run_half() {
 	export RIG_TEST=$name RIG_TEST_SYNC=$sync RIG_TEST_TIMEOUT=$limit
 	export RIG_TEST_OUT=$RIG_OUT/tests/$name
 	mkdir -p "$RIG_TEST_OUT"
-	before=$(dmesg_lines)
+	before=$(kmsg_next)
 	t0=$(now)
 	# RIG_XTRACE=1 (tools/vm/suite.sh -e RIG_XTRACE=1): the test runs
 	# under "bash -x", each traced command stamped with the time of day in
@@ -189,7 +221,7 @@ run_half() {
 		rc=$peer_rc
 		[ "$rc" = "$KSFT_SKIP" ] || rc=1
 	fi
-	if splat=$(new_splat "$before"); then
+	if splat=$(new_splat "$before" 2>>"$RIG_TEST_OUT/$role.log"); then
 		echo "[$role] kernel: $splat" >>"$RIG_TEST_OUT/$role.log"
 		echo "kernel: $splat" >"$sync/$role.reason"
 		rc=1

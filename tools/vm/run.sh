@@ -331,7 +331,7 @@ mkdir -p "$cache"
 # Kernel, image and initramfs of each role (guest b may boot another kernel).
 # A debug kernel's modules are not under the host's /lib/modules: the guest
 # gets its own tree (rmodroot) shared over 9p and mounted there.
-declare -A rkver rinitrd rkimg rmodroot
+declare -A rkver rinitrd rkimg rmodroot rkconfig
 for r in "${roles[@]}"; do
 	want=$kernel
 	[ "$r" = b ] && [ -n "$kernel_b" ] && want=$kernel_b
@@ -341,8 +341,10 @@ for r in "${roles[@]}"; do
 		d=$(variant_dir "$want")
 		rmodroot[$r]=$d/root
 		rkimg[$r]=$d/build/arch/x86/boot/bzImage
+		rkconfig[$r]=$d/build/.config
 	else
 		rkimg[$r]=$(kernel_image "${rkver[$r]}" "$cache")
+		rkconfig[$r]=/boot/config-${rkver[$r]}
 	fi
 	rinitrd[$r]=$(bash "$here/mkinitramfs.sh" "${rkver[$r]}" "$cache" ${rmodroot[$r]:+"${rmodroot[$r]}"}) ||
 		die "cannot build the initramfs"
@@ -596,26 +598,37 @@ t1=$(now)
 
 # --- verdict ----------------------------------------------------------------
 
-# First splat in a kernel log, as "LABEL in dmesg: line".
-find_splat() {
-	local file=$1 label re line frames
+# The splats in a kernel log, one line each, "LABEL<TAB>LABEL in dmesg:
+# line": the first line that each pattern of splat-patterns matches, in the
+# file's order (its most telling first). The generic ones (BUG, WARNING,
+# INFO, a bare call trace, a use-after-free named in passing) only when no
+# detector's own report is there, and only the first: the detectors print
+# such lines too.
+generic_splats='|BUG|WARNING|INFO report|stack trace|use-after-free|'
+find_splats() {
+	local file=$1 label re line n frames specific=0
 	[ -s "$file" ] || return 1
 	while IFS=$'\t' read -r label re; do
 		case "$label" in '#'* | '') continue ;; esac
+		[[ "$generic_splats" != *"|$label|"* ]] || [ "$specific" = 0 ] || continue
 		line=$(grep -E -m 1 -n -- "$re" "$file" || true)
-		if [ -n "$line" ]; then
-			# The first frames of its call trace say which object or
-			# path it was, where the line alone does not.
-			frames=$(tail -n +"${line%%:*}" "$file" | head -n 60 |
-				sed -n '/Call Trace:/,$p' | sed -E 's/^\[ *[0-9.]+\] //' |
-				grep -E '^ +[a-z_][a-z0-9_.]*\+0x' | head -n 4 |
-				sed -E 's/^ +//; s/\+0x.*//' | tr '\n' ' ')
-			line=$(echo "${line#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)
-			echo "$label in dmesg: $line${frames:+ (trace: ${frames% })}"
-			return 0
-		fi
+		[ -n "$line" ] || continue
+		# The first frames of its call trace say which object or
+		# path it was, where the line alone does not. (Under errexit
+		# and pipefail, in a process substitution: no stage may end
+		# early, which would kill the one before it with SIGPIPE and
+		# this function with it, and a trace without frames is no
+		# error.)
+		n=${line%%:*}
+		frames=$(sed -n "$n,$((n + 59))p" "$file" |
+			sed -n '/Call Trace:/,$p' | sed -E 's/^\[ *[0-9.]+\] //' |
+			grep -E '^ +[a-z_][a-z0-9_.]*\+0x' | sed -n '1,4p' |
+			sed -E 's/^ +//; s/\+0x.*//' | tr '\n' ' ') || frames=""
+		line=$(echo "${line#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-160)
+		printf '%s\t%s in dmesg: %s%s\n' "$label" "$label" "$line" "${frames:+ (trace: ${frames% })}"
+		[[ "$generic_splats" != *"|$label|"* ]] || break
+		specific=1
 	done <"$here/splat-patterns"
-	return 1
 }
 
 # A guest that never came up is the cause of whatever its peer did.
@@ -664,14 +677,42 @@ for r in "${roles[@]}"; do
 	elif grep -q '^qemu-system-x86_64: ' "$con" 2>/dev/null && [ -z "$rc" ]; then
 		reasons+=("guest $r: qemu failed: $(grep -m 1 '^qemu-system-x86_64: ' "$con" | cut -c1-160)")
 	fi
-	if s=$(find_splat "$out/$r/dmesg.txt"); then
+	# Each detector's report counts (a guest may hold several): from the
+	# kernel log the guest saved, then from the console, where the kernel
+	# wrote every message as it happened (loglevel 7 from the guest's
+	# start), so that a report a full log buffer overwrote, or one from a
+	# guest that saved no log, is still found. Only kernel lines count
+	# there ("[ seconds] "): the guest script's output is mirrored to the
+	# console too. A panic was named above.
+	declare -A seen=()
+	while IFS=$'\t' read -r label s; do
+		seen[$label]=1
 		reasons+=("guest $r: $s")
-	elif [ ! -s "$out/$r/dmesg.txt" ] && s=$(find_splat "$con"); then
-		reasons+=("guest $r: $s")
+	done < <(find_splats "$out/$r/dmesg.txt")
+	if grep -E '^\[ *[0-9]+\.[0-9]+\] ' "$con" >"$out/.rig/console-kernel-$r.log" 2>/dev/null; then
+		while IFS=$'\t' read -r label s; do
+			if [ -n "${seen[$label]:-}" ] || [ "$label" = "kernel panic" ]; then
+				continue
+			fi
+			[[ "$generic_splats" != *"|$label|"* ]] || [ ${#seen[@]} = 0 ] || continue
+			reasons+=("guest $r: $s (console)")
+		done < <(find_splats "$out/.rig/console-kernel-$r.log")
 	fi
+	unset seen
 	# KMEMLEAK (debug kernels): tools/vm/guest/init.sh scanned after the
-	# script, with the RDMA drivers unloaded.
-	if [ -s "$out/$r/kmemleak.txt" ]; then
+	# script, with the RDMA links deleted and their drivers unloaded. A
+	# guest whose script ended must have scanned: a run that never
+	# scanned is no clean run. What its teardown could not delete or
+	# unload holds objects the scan cannot see.
+	if [ -n "$rc" ] && grep -qx 'CONFIG_DEBUG_KMEMLEAK=y' "${rkconfig[$r]}" 2>/dev/null; then
+		if [ -s "$out/$r/teardown.txt" ]; then
+			reasons+=("guest $r: teardown: $(head -n 1 "$out/$r/teardown.txt" | cut -c1-160)")
+		fi
+		if [ "$(cat "$out/$r/kmemleak.state" 2>/dev/null)" != scanned ]; then
+			reasons+=("guest $r: KMEMLEAK: no completed scan after the script ($(cat "$out/$r/kmemleak.state" 2>/dev/null || echo "no scan")); the run cannot say there was no leak")
+		fi
+	fi
+	if [ -s "$out/$r/kmemleak.txt" ] && [ "$(cat "$out/$r/kmemleak.state" 2>/dev/null)" = scanned ]; then
 		n=$(grep -c '^unreferenced object' "$out/$r/kmemleak.txt" || true)
 		if [ "$n" -gt 0 ]; then
 			# (The kernel may print the frames' addresses hashed,
@@ -681,8 +722,6 @@ for r in "${roles[@]}"; do
 				sed -n 's/^ *\[<[^>]*>\] //p' | grep -vE '^(kmemleak_|__?kmem_cache_alloc|kmalloc|__kmalloc|slab_post|kmalloc_trace)' |
 				head -n 3 | tr '\n' ' ' || true)
 			reasons+=("guest $r: KMEMLEAK: $n unreferenced objects after the tests (first allocated in: ${first:-?}; $r/kmemleak.txt)")
-		else
-			reasons+=("guest $r: KMEMLEAK: $(head -c 160 "$out/$r/kmemleak.txt")")
 		fi
 	fi
 	if [ "${state[$r]}" != timeout ] && [ "${state[$r]}" != noboot ]; then

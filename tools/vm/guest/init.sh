@@ -122,13 +122,22 @@ bounded() {
 # Leaks: every RDMA link deleted and the RDMA device drivers unloaded, so
 # that everything they allocated must have been freed; then two scans (an
 # object is reported once it stayed unreferenced past kmemleak's minimum
-# age of 5 s). The rig fails the run on any object in kmemleak.txt.
+# age of 5 s). The rig fails the run on any object in kmemleak.txt, on a
+# link delete or rmmod that failed (teardown.txt: objects a driver still
+# holds are invisible to the scan) and, on a kernel with KMEMLEAK, when
+# kmemleak.state does not say "scanned".
+teardown_failed() {
+	say "teardown: $*"
+	echo "$*" >>"$out/teardown.txt"
+}
 if [ -w "$kmemleak" ]; then
 	for l in $(rdma link show 2>/dev/null | sed -n 's/^link \([^/]*\)\/.*/\1/p' | sort -u); do
-		bounded 120 rdma link delete "$l" 2>/dev/null
+		bounded 120 rdma link delete "$l" >/dev/null 2>&1 ||
+			teardown_failed "rdma link delete $l failed (status $?)"
 	done
 	for m in sroce rdma_rxe; do
-		[ -d "/sys/module/$m" ] && { bounded 120 rmmod "$m" || say "kmemleak: rmmod $m failed"; }
+		[ -d "/sys/module/$m" ] || continue
+		bounded 120 rmmod "$m" || teardown_failed "rmmod $m failed (status $?)"
 	done
 	# The second scan reports what was unreferenced in both and is at
 	# least 5 s old when it starts. The first scan takes longer than that
@@ -136,10 +145,11 @@ if [ -w "$kmemleak" ]; then
 	# is left of 7 s (whole seconds).
 	t0=$EPOCHSECONDS
 	if echo scan >"$kmemleak" && sleep "$((t0 + 7 > EPOCHSECONDS ? t0 + 7 - EPOCHSECONDS : 0))" &&
-		echo scan >"$kmemleak"; then
-		cat "$kmemleak" >"$out/kmemleak.txt"
+		echo scan >"$kmemleak" && cat "$kmemleak" >"$out/kmemleak.txt"; then
+		echo scanned >"$out/kmemleak.state"
 	else
 		echo "kmemleak scan failed" >"$out/kmemleak.txt"
+		echo "scan failed" >"$out/kmemleak.state"
 	fi
 fi
 dmesg >"$out/dmesg.txt" 2>&1
