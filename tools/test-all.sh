@@ -11,7 +11,8 @@
 #   3. checks       ctest (host unit tests), tools/lint.sh, tools/dkms.sh
 #                   test: at nice 19 in the background when guests follow,
 #                   reported after the guests
-#   4. rig          tools/vm/selftest.sh, the rig's own self-tests (shard 3)
+#   4. rig          tools/vm/selftest.sh, the rig's own self-tests (shard 3);
+#                   its canaries on the debug kernel run beside step 7
 #   5. guests       the runs of tools/placement.sh (each test's "# place:"
 #                   line says in which runs and tiers it runs): the pair runs
 #                   on stock kernels (stock, smp2, sroce-rxe, rxe-sroce,
@@ -366,6 +367,7 @@ if [ "$guests" = 1 ] && [ "$module_built" = 1 ] && need_debug; then
 fi
 
 moduledbg_built=0
+dbg_ok=0
 debug_kernel_finish() {
 	local t rc
 	[ -n "$dbg_pid" ] || return 0
@@ -377,6 +379,7 @@ debug_kernel_finish() {
 	if [ "$rc" = 0 ]; then
 		dbgdir=$(tail -n 1 "$logs/debug-kernel.log")
 		echo "ok: $(cat "$dbgdir/release") ($(took "$dbg_t0") since its start, $(took "$t") waited)"
+		dbg_ok=1
 		grep -E '^debug-kernel: (built|.* is cached)' "$logs/debug-kernel.log" | sed 's/^/     /'
 		case_result debug-kernel pass
 		step "build: sroce.ko debug"
@@ -543,6 +546,38 @@ if [ "$rig" = 1 ] && [ "$guests" = 1 ]; then
 	echo "$summary ($(took "$t"))"
 	grep -q '^not ok' "$logs/rig-selftest.log" && show_failures "$logs/rig-selftest.log"
 fi
+
+# The rig's canaries on the debug kernel (shard 3, with the rig's other
+# self-tests, once the debug kernel is built): each bug that kernel is there
+# to catch must fail its run with its detector's reason. Two debug guests
+# side by side: 96 s on an idle host (240 s is its estimate for the
+# budget). Started in the background with the one-guest lanes, whose
+# second lane (stock-1, 6.12-1) ends long before the first (debug-1):
+# they take that idle time; reported after the debug pair.
+canary_pid=""
+rig_canaries_start() {
+	local est=240
+	canary_t0=$EPOCHSECONDS
+	if over_budget "$est"; then
+		echo "budget: about $est s from $((EPOCHSECONDS - t_start)) s, budget $budget s" \
+			>"$logs/rig-canaries.skip"
+		return
+	fi
+	bash tools/vm/selftest.sh -k debug --canaries >"$logs/rig-canaries.log" 2>&1 &
+	canary_pid=$!
+}
+rig_canaries_report() {
+	step "rig canaries: debug kernel"
+	if [ -e "$logs/rig-canaries.skip" ]; then
+		echo "NOT RUN ($(cat "$logs/rig-canaries.skip"))"
+		case_result "rig: canaries on the debug kernel" fail "not run: budget"
+		return
+	fi
+	wait "$canary_pid"
+	count_ktap rig "$logs/rig-canaries.log"
+	echo "$summary ($(took "$canary_t0") from their start, beside the lanes)"
+	grep -q '^not ok' "$logs/rig-canaries.log" && show_failures "$logs/rig-canaries.log"
+}
 
 # --- 5. guest runs ------------------------------------------------------------
 
@@ -908,8 +943,12 @@ elif [ "$guests" = 1 ]; then
 	# (The host checks go on beside them at nice 19: waiting for them
 	# here left the guests idle for 150 s when ccache was cold.)
 	need_debug && debug_kernel_finish
+	[ "$rig" = 1 ] && [ "$dbg_ok" = 1 ] && rig_canaries_start
 	one_guest_lanes
 	guest_run debug
+	if [ -n "$canary_pid" ] || [ -e "$logs/rig-canaries.skip" ]; then
+		rig_canaries_report
+	fi
 fi
 if [ -n "$host_pid" ]; then
 	wait "$host_pid"
