@@ -9,8 +9,9 @@
 # with a remote access error). A kernel consumer does it
 # (tools/ktest/sroce_ktest.c, test=frwr_inval: RC QPs of the device
 # connected through its own GID, the WRITE posted from one CPU, the
-# LOCAL_INV from another CPU on a third QP of the PD), with the device's fault knob write_delay_ms holding the
-# WRITE for 300 ms between its rkey's lookup and its copy. Three rounds.
+# LOCAL_INV from another CPU on a third QP of the PD), with the device's
+# fault knob write_delay_ms holding the WRITE for 300 ms between its
+# rkey's lookup and its copy. Three rounds.
 # Before the fix, the LOCAL_INV completed while the WRITE was held and the
 # page changed 200 ms after its completion. Needs two CPUs (smp2).
 # timeout: 120

@@ -9,7 +9,8 @@
 # copy of /etc/iscsi bound over the read-only one) through an iface with
 # iface.transport_name = iser (ib_iser): SendTargets discovery, login, and
 # checks that the session is an iSER one on both ends. Then b writes 16 MiB
-# of random data to the raw disk with O_DIRECT and reads it back, makes an
+# of random data to the raw disk with O_DIRECT and reads it back, runs fio
+# with crc32c verification on it (lib/blkio.sh's blk_verified), makes an
 # ext4 file system, writes files of 4 KiB, 100003 bytes, 1 MiB and 16 MiB,
 # unmounts, flushes the disk's buffers, mounts again and compares their
 # SHA-256 with the sources. After b logged out, a tears the target down and
@@ -25,6 +26,8 @@
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/iser.sh
 . "$(dirname "$0")/lib/iser.sh"
+# shellcheck source=lib/blkio.sh
+. "$(dirname "$0")/lib/blkio.sh"
 # A kernel ULP over sroce, as target and as initiator.
 rig_suites sroce-sroce sroce-rxe rxe-sroce
 
@@ -142,6 +145,9 @@ else
 	got=$(rig_run 60 dd if="/dev/$disk" bs=1M count=16 iflag=direct status=none | sha256sum)
 	[ "${got%% *}" = "${sums[f16m]}" ] || rig_fail "O_DIRECT read back of /dev/$disk differs"
 	rig_log "raw: 16 MiB written and read back with O_DIRECT in $((SECONDS - t0)) s, sha256 matches"
+	# fio as on the other block devices: random 4 KiB writes at depth 16,
+	# every block read back and its crc32c compared.
+	blk_verified fio "/dev/$disk"
 
 	# A file system: write, unmount, flush the disk's buffers, mount, read back.
 	t0=$SECONDS

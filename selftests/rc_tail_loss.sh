@@ -15,8 +15,9 @@
 # timeout (ibv_rc_pingpong asks for 14: 67 ms), 128 KiB round trips went
 # from 2 ms to 67 ms, and ib_send_lat's p99 followed (issue 22).
 #
-# ibv_rc_pingpong -c moves 300 messages of 128 KiB each way (buffers
-# checked, exactly the bytes expected: lib/pingpong.sh); each guest counts
+# ibv_rc_pingpong -c moves 300 messages of 128 KiB each way (exit status,
+# exactly the bytes expected, no "invalid data" from -c, which looks at one
+# byte a page: lib/pingpong.sh; the data is rc_integrity's); each guest counts
 # its ACK timeouts and tail probes (hw_counters) and the tail packets its
 # filter dropped (about 60 in all). Measured on 6.1: without probes 142
 # ACK timeouts (49 ms a round trip), with up to two probes per stall 0

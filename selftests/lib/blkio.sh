@@ -199,10 +199,23 @@ blk_outcome() {
 	rig_log "outcome of $1: $2"
 }
 
+# blk_fio_mismatch NAME: the first line of NAME's report that says a block
+# read back was not what was written ("" if none): fio's verify messages
+# ("verify: bad magic header", "crc32c: verify failed") and its error 84,
+# EILSEQ, which a fatal verify failure ends the job with.
+blk_fio_mismatch() {
+	grep -m 1 -E 'verify: bad|verify failed|err= *84[^0-9]|Invalid or incomplete multibyte' \
+		"$RIG_TEST_OUT/$1.fio" 2>/dev/null
+}
+
 # blk_fio_outcome WHAT [TEXT]: the outcome of the background fio after WHAT
 # (from blk_fio_ends): the seconds it took to end, its error; TEXT added.
+# An I/O error or an orderly end of the device is an outcome a teardown may
+# have; a block that was read back wrong never is: the test fails.
 blk_fio_outcome() {
-	local err
+	local err bad
+	bad=$(blk_fio_mismatch "$BLK_FIO_NAME")
+	[ -z "$bad" ] || rig_fail "$1: fio read back a block that differs from what it wrote: ${bad# *}"
 	if [ "$BLK_FIO_RC" = 0 ]; then
 		blk_outcome "$1" "fio rode it out: ended ${BLK_FIO_SECS} s after (its time), no error${BLK_LOAD_VERIFY:+, data verified}, slowest I/Os $(blk_fio_slowest "$BLK_FIO_NAME")${2:+; $2}"
 	else

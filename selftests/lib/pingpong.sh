@@ -5,8 +5,10 @@
 # ud_pingpong.sh, counters.sh, debugfs_faults.sh and others; sourced after
 # lib/guest.sh, not a test.
 
-# pingpong_steps TOOL PORT SPEC... [-- ARGS...]: one run of TOOL -c (buffer
-# contents checked) per SPEC "FAMILY:SIZE:ITERS" over the RoCEv2 GID of the
+# pingpong_steps TOOL PORT SPEC... [-- ARGS...]: one run of TOOL -c (which
+# checks the first byte of each page of a received buffer, no more: the
+# project's own tools check data byte for byte) per SPEC "FAMILY:SIZE:ITERS"
+# over the RoCEv2 GID of the
 # IPv4 (4) or IPv6 (6) address, with ARGS for both sides. Guest a is the
 # server, guest b the client; each side checks its exit status, that no
 # invalid data was reported and that it moved exactly SIZE * ITERS * 2 bytes.
