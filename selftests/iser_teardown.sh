@@ -24,8 +24,8 @@
 #            done, and fio must end within 20 s. Then logout, unload,
 #            load again, log in.
 # Each outcome is logged ("outcome of ...") and listed again at the end.
-# timeout: 240
-# place: stock@3
+# timeout: 800
+# place: debug@2
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"
 # shellcheck source=lib/blkio.sh

@@ -84,18 +84,6 @@ seed=${SROCE_INTEGRITY_SEED:-$(((RANDOM << 30) | (RANDOM << 15) | RANDOM))}
 hw=/sys/class/infiniband/$RIG_DEV/ports/1/hw_counters
 gso=/sys/module/sroce/parameters/tx_gso
 
-# netem_restore: this guest's link as it was before the test (no qdisc of
-# ours; the suite-wide RIG_NETEM one if there is one).
-netem_restore() {
-	if [ -n "${RIG_NETEM:-}" ]; then
-		# shellcheck disable=SC2086 # RIG_NETEM is a list of netem words
-		tc qdisc replace dev "$RIG_IFACE" root netem $RIG_NETEM
-	else
-		tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
-	fi
-	return 0
-}
-
 # Rows of the table and totals of the sroce guests, per scenario (guest a).
 rows=()
 declare -A total
@@ -109,7 +97,7 @@ netem_table() {
 	rig_log "$head$cells"
 	for line in "${rows[@]}"; do rig_log "$line"; done
 }
-trap 'netem_restore; [ -w "$gso" ] && echo Y >"$gso"; netem_table' EXIT
+trap 'rig_netem_restore; [ -w "$gso" ] && echo Y >"$gso"; netem_table' EXIT
 
 # netem_read: the sroce counters into NETEM_NOW (zeros on an rxe guest).
 netem_read() {
@@ -191,7 +179,7 @@ netem_scenario() {
 	ms=$(((t1 - t0) / 1000))
 	netem_read
 	after=("${NETEM_NOW[@]}")
-	netem_restore
+	rig_netem_restore
 	[ -w "$gso" ] && echo Y >"$gso"
 	if [ "$INTEG_RC" != 0 ]; then
 		integ_diag

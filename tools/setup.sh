@@ -5,10 +5,15 @@
 # Debian bookworm machine. Idempotent: when everything is present it only
 # checks (dpkg-query) and prints one line (nothing with --quiet).
 #
-#   tools/setup.sh [--quiet] [--need PKG...]
+#   tools/setup.sh [--quiet] [--need PKG... | --debug-kernel]
 #
 #   --need PKG...   install only these packages (e.g. the Makefile's
 #                   "tools/setup.sh --quiet --need cmake")
+#   --debug-kernel  install only what building the debug guest kernel
+#                   needs (tools/vm/debug-kernel.sh), linux-source-6.1
+#                   extracted: tools/test-all.sh starts that build (the
+#                   longest step of a run on a fresh machine) before the
+#                   rest of the packages are installed
 #   --kernel-6.12   accepted for old callers: the 6.12 LTS kernel image
 #                   and headers are always installed now
 #   --quiet         print nothing unless something is installed or fails
@@ -43,6 +48,9 @@ PACKAGES=(
 	procps util-linux coreutils gawk
 	gnuplot-nox linux-perf trace-cmd
 )
+# What tools/vm/debug-kernel.sh needs: a compiler, Kbuild's tools (libelf
+# for objtool) and the kernel source.
+DEBUG_KERNEL_PACKAGES=(build-essential libelf-dev flex bison bc linux-source-6.1)
 
 quiet=0
 need=()
@@ -50,6 +58,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--quiet | -q) quiet=1 ;;
 	--kernel-6.12) ;;
+	--debug-kernel) need+=("${DEBUG_KERNEL_PACKAGES[@]}") ;;
 	--need)
 		shift
 		while [ $# -gt 0 ] && [[ "$1" != -* ]]; do
@@ -59,7 +68,7 @@ while [ $# -gt 0 ]; do
 		continue
 		;;
 	-h | --help)
-		sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -105,7 +114,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	log=$(mktemp)
 	trap 'rm -f "$log"' EXIT
-	if ! apt-get update -q >"$log" 2>&1; then
+	# (Not again when the package lists are minutes old: test-all calls
+	# this twice, --debug-kernel first.)
+	if [ -n "$(find /var/lib/apt/lists -maxdepth 1 -name '*Release' -mmin -30 2>/dev/null | head -n 1)" ]; then
+		say "package lists updated less than 30 minutes ago"
+	elif ! apt-get update -q >"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		die "apt-get update failed"
 	fi
@@ -119,7 +132,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # checkpatch.pl and friends come from the kernel source tarball.
-if [ ${#need[@]} -eq 0 ] && [ ! -x /usr/src/linux-source-6.1/scripts/checkpatch.pl ]; then
+# (The debug guest kernel builds from it too.)
+wants_source=0
+for p in "${wanted[@]}"; do
+	[ "$p" = linux-source-6.1 ] && wants_source=1
+done
+if [ "$wants_source" = 1 ] && [ ! -x /usr/src/linux-source-6.1/scripts/checkpatch.pl ]; then
 	set -- /usr/src/linux-source-6.1.tar.*
 	tarball=$1
 	[ -e "$tarball" ] || die "linux-source-6.1 is installed but its tarball is missing"

@@ -356,6 +356,18 @@ rig_netem_once() {
 	rig_log "$RIG_IFACE: netem $RIG_NETEM"
 }
 
+# rig_netem_restore: this guest's link as it was before a test that put a
+# netem qdisc of its own on it (none; the suite-wide RIG_NETEM one if set).
+rig_netem_restore() {
+	if [ -n "${RIG_NETEM:-}" ]; then
+		# shellcheck disable=SC2086 # RIG_NETEM is a list of netem words
+		tc qdisc replace dev "$RIG_IFACE" root netem $RIG_NETEM
+	else
+		tc qdisc del dev "$RIG_IFACE" root 2>/dev/null
+	fi
+	return 0
+}
+
 # rig_pcap_once: with RIG_PCAP=1, capture the RoCEv2 headers this guest
 # sends and receives (after its qdisc, so what went on the wire) into
 # $RIG_OUT/roce.pcap, from the first device set-up to the end of the boot.

@@ -156,9 +156,17 @@ iser_host_up() {
 		rig_sleep 0.2
 	done
 	[ -n "$up" ] || rig_fail "iscsid did not start (see iscsid.log)"
-	rig_run 10 iscsiadm -m iface -I iser_if -o new >/dev/null || rig_fail "cannot create iface iser_if"
-	rig_run 10 iscsiadm -m iface -I iser_if -o update -n iface.transport_name -v iser >/dev/null ||
-		rig_fail "cannot set iface.transport_name = iser"
+	# The iface as a record file, as open-iscsi's README describes: not
+	# "iscsiadm -m iface -o new" and "-o update", which create it as a TCP
+	# iface first and fail where the kernel has no iscsi_tcp (the debug
+	# kernel builds only the iSER transport).
+	mkdir -p /etc/iscsi/ifaces
+	printf '%s\n' "iface.iscsi_ifacename = iser_if" "iface.transport_name = iser" \
+		>/etc/iscsi/ifaces/iser_if || rig_fail "cannot write the iface record iser_if"
+	rig_run 10 iscsiadm -m iface -I iser_if >"$RIG_TEST_OUT/iface.log" 2>&1 ||
+		rig_fail "iscsiadm does not read the iface iser_if: $(cat "$RIG_TEST_OUT/iface.log")"
+	grep -q '^iface.transport_name = iser$' "$RIG_TEST_OUT/iface.log" ||
+		rig_fail "iface iser_if is not an iSER iface: $(grep transport_name "$RIG_TEST_OUT/iface.log")"
 }
 
 # iser_discover: SendTargets discovery of the peer's portal through

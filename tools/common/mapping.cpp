@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,15 @@ void Mapping::unmap()
 		munmap(addr_, length_);
 	addr_ = nullptr;
 	length_ = 0;
+}
+
+bool cow_fork()
+{
+	const pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	return pid > 0 && waitpid(pid, nullptr, 0) == pid;
 }
 
 } // namespace sroce_tools

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * Private memory for the tools' buffers, anonymous or a file's, unmapped with
- * its owner.
+ * its owner; and a fork that makes it copy-on-write.
  */
 #pragma once
 
@@ -39,5 +39,14 @@ class Mapping
 	void *addr_ = nullptr;
 	size_t length_ = 0;
 };
+
+/*
+ * Forks a child that exits at once, and reaps it: every private writable
+ * page of the caller is copy-on-write afterwards, so a device's on-demand
+ * (ODP) mappings of them are invalidated and its next write into one
+ * faults in a new page; the data stays. false when the fork or the wait
+ * failed.
+ */
+bool cow_fork();
 
 } // namespace sroce_tools

@@ -86,6 +86,12 @@ const char usage_text[] =
     "                          ERR may stay pending (rdma_rxe on Linux 6.1)\n"
     "      --srq               run: this side's receives come from a shared receive\n"
     "                          queue (ibv_post_srq_recv) instead of the QP's own\n"
+    "      --odp               run: this side registers its memory on demand\n"
+    "                          (IBV_ACCESS_ON_DEMAND: the device faults pages in)\n"
+    "      --odp-churn MS      run, --odp: fork every MS ms while the traffic runs\n"
+    "                          (1..10000): each fork write-protects this side's\n"
+    "                          pages, so the device's mappings are invalidated\n"
+    "                          and its next access faults again; data is kept\n"
     "      --corrupt WHAT      damage one byte before checking it, to show the\n"
     "                          check fails: recv, write, guard, read, atomic\n"
     "  -t, --timeout SEC       limit of every single wait (default 15)\n"
@@ -145,6 +151,8 @@ int parse_options(int argc, char **argv, Options *opt)
 	    {"lenient-recv-flush", no_argument, nullptr, 'L'},
 	    {"corrupt", required_argument, nullptr, 1003},
 	    {"srq", no_argument, nullptr, 1006},
+	    {"odp", no_argument, nullptr, 1009},
+	    {"odp-churn", required_argument, nullptr, 1010},
 	    {"ack-timeout", required_argument, nullptr, 1004},
 	    {"retry-cnt", required_argument, nullptr, 1005},
 	    {"min-held", required_argument, nullptr, 1007},
@@ -298,6 +306,13 @@ int parse_options(int argc, char **argv, Options *opt)
 		case 1006:
 			opt->srq = true;
 			break;
+		case 1009:
+			opt->odp = true;
+			break;
+		case 1010:
+			if (!parse_uint_into(optarg, 1, 10000, &opt->odp_churn_ms))
+				bad = "--odp-churn";
+			break;
 		case 1007:
 			if (!parse_uint_into(optarg, 1, 100, &opt->min_held_pct))
 				bad = "--min-held";
@@ -335,6 +350,14 @@ int parse_options(int argc, char **argv, Options *opt)
 	}
 	if (opt->device.empty()) {
 		std::fprintf(stderr, "sroce-integrity: --device is required\n");
+		return 2;
+	}
+	if ((opt->odp || opt->odp_churn_ms) && opt->mode != Mode::run) {
+		std::fprintf(stderr, "sroce-integrity: --odp and --odp-churn are for run\n");
+		return 2;
+	}
+	if (opt->odp_churn_ms && !opt->odp) {
+		std::fprintf(stderr, "sroce-integrity: --odp-churn needs --odp\n");
 		return 2;
 	}
 	if (opt->mode == Mode::vanish && opt->directions == kBothDirections) {

@@ -59,6 +59,8 @@ struct Options {
 	uint32_t min_held_pct = 25;
 	bool lenient_recv_flush = false; /* local: see errors.cpp */
 	bool srq = false;                /* local: receives through an SRQ */
+	bool odp = false;                /* local: run's memory on demand (ODP) */
+	uint32_t odp_churn_ms = 0;       /* local, --odp: fork every N ms; 0: never */
 	Corrupt corrupt = Corrupt::none; /* local */
 	bool verbose = false;
 };

@@ -15,6 +15,15 @@
  *   remote  targets of the peer's WRITEs and sources of its READs
  *   recv    receive buffers, registered twice
  *   words   the atomic words
+ *
+ * --odp registers all of it on demand: the device faults pages in as it
+ * touches them (the responder answers a miss with an RNR NAK, the
+ * requester waits for its own pages), and --odp-churn forks in a thread
+ * of its own every few milliseconds while the rounds run: each fork
+ * write-protects the process's private pages, which invalidates the
+ * device's mappings, and the next WRITE into them breaks copy-on-write,
+ * so the device must fault in pages that moved; the data stays, and every
+ * byte is checked as without ODP.
  */
 #include "log.h"
 #include "modes.h"
@@ -22,10 +31,12 @@
 #include "session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <endian.h>
+#include <pthread.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -114,6 +125,28 @@ std::string layout_text(const Layout &l)
 	return "[" + s + "]";
 }
 
+/* --odp-churn: the thread that forks while the rounds run. */
+struct Churn {
+	std::atomic<bool> stop{false};
+	uint32_t every_ms = 0;
+	unsigned forks = 0;
+	unsigned fork_errors = 0;
+};
+
+void *churn_main(void *arg)
+{
+	Churn *c = static_cast<Churn *>(arg);
+
+	while (!c->stop.load()) {
+		if (sroce_tools::cow_fork())
+			c->forks++;
+		else
+			c->fork_errors++;
+		usleep(c->every_ms * 1000);
+	}
+	return nullptr;
+}
+
 class Traffic
 {
       public:
@@ -125,6 +158,8 @@ class Traffic
 	int finish(bool completed, int64_t started_ms);
 
       private:
+	bool rounds();
+	bool odp_supported();
 	bool plan_config();
 	bool alloc_memory();
 	bool make_qp();
@@ -194,28 +229,58 @@ bool Traffic::plan_config()
 	return true;
 }
 
+/* --odp: does the device page this transport's operations on demand? */
+bool Traffic::odp_supported()
+{
+	const uint32_t ops = cfg_.ops_mask[0] | cfg_.ops_mask[1];
+	ibv_device_attr_ex dx{};
+	uint32_t want = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE;
+
+	if (!s_.opt.uc) {
+		want |= IBV_ODP_SUPPORT_READ;
+		if (ops & kAtomicOps)
+			want |= IBV_ODP_SUPPORT_ATOMIC;
+	}
+	const int err = ibv_query_device_ex(s_.dev.ctx.get(), nullptr, &dx);
+	if (err)
+		return s_.give_up(std::string("--odp: ibv_query_device_ex: ") + std::strerror(err));
+	const uint32_t have = s_.opt.uc ? dx.odp_caps.per_transport_caps.uc_odp_caps
+	                                : dx.odp_caps.per_transport_caps.rc_odp_caps;
+	if (!(dx.odp_caps.general_caps & IBV_ODP_SUPPORT) || (have & want) != want)
+		return s_.give_up("--odp: " + s_.dev.name + " has no on-demand paging for " +
+		                  (s_.opt.uc ? "UC" : "RC") + " (general caps " +
+		                  std::to_string(dx.odp_caps.general_caps) + ", transport caps " +
+		                  std::to_string(have) + ", wanted " + std::to_string(want) + ")");
+	log().info("memory registered on demand (ODP)%s",
+	           s_.opt.odp_churn_ms ? "; a thread forks while the rounds run" : "");
+	return true;
+}
+
 /* Buffers, one slot per operation of a round, and their MRs. */
 bool Traffic::alloc_memory()
 {
 	const size_t bytes = size_t(slot_) * s_.opt.batch;
+	const unsigned odp = s_.opt.odp ? IBV_ACCESS_ON_DEMAND : 0;
 	ibv_pd *pd = s_.dev.pd.get();
 	std::string why;
 
+	if (s_.opt.odp && !odp_supported())
+		return false;
 	if (!local_.alloc(bytes, &why) || !remote_.alloc(bytes, &why) ||
 	    !recv_.alloc(bytes, &why) || !words_.alloc(kWordsBytes, &why))
 		return s_.give_up(why);
 	for (unsigned k = 0; k < kMrCopies; k++) {
-		local_mr_[k] = reg_mr(pd, local_, IBV_ACCESS_LOCAL_WRITE, &why);
-		recv_mr_[k] = reg_mr(pd, recv_, IBV_ACCESS_LOCAL_WRITE, &why);
+		local_mr_[k] = reg_mr(pd, local_, IBV_ACCESS_LOCAL_WRITE | odp, &why);
+		recv_mr_[k] = reg_mr(pd, recv_, IBV_ACCESS_LOCAL_WRITE | odp, &why);
 		if (!local_mr_[k] || !recv_mr_[k])
 			return s_.give_up(why);
 	}
-	remote_mr_ =
-	    reg_mr(pd, remote_,
-	           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &why);
+	remote_mr_ = reg_mr(
+	    pd, remote_,
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | odp, &why);
 	words_mr_ = reg_mr(pd, words_,
 	                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-	                       (s_.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0),
+	                       (s_.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0) | odp,
 	                   &why);
 	if (!remote_mr_ || !words_mr_)
 		return s_.give_up(why);
@@ -847,6 +912,27 @@ bool Traffic::respond_round(const RoundPlan &p)
 }
 
 bool Traffic::run()
+{
+	Churn churn;
+	pthread_t th;
+
+	churn.every_ms = s_.opt.odp_churn_ms;
+	if (!churn.every_ms)
+		return rounds();
+	if (pthread_create(&th, nullptr, churn_main, &churn))
+		return s_.give_up("--odp-churn: cannot start the thread");
+	const bool completed = rounds();
+	churn.stop = true;
+	pthread_join(th, nullptr);
+	log().info("--odp-churn: %u forks while the rounds ran", churn.forks);
+	if (churn.fork_errors)
+		log().fail("--odp-churn: %u of the forks failed", churn.fork_errors);
+	if (!churn.forks)
+		log().fail("--odp-churn: no fork while the rounds ran: nothing was invalidated");
+	return completed;
+}
+
+bool Traffic::rounds()
 {
 	const Options &o = s_.opt;
 	const int64_t start = now_ms();

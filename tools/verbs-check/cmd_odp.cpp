@@ -63,7 +63,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -459,13 +458,10 @@ void *churn_main(void *arg)
 			usleep(20000);
 			continue;
 		}
-		pid_t pid = fork();
-		if (pid == 0)
-			_exit(0);
-		if (pid < 0 || waitpid(pid, nullptr, 0) != pid)
-			c->fork_errors++;
-		else
+		if (sroce_tools::cow_fork())
 			c->forks++;
+		else
+			c->fork_errors++;
 		std::memset(c->range, 1, c->range_len);
 		if (!madvise(c->range, c->range_len, MADV_DONTNEED))
 			c->discards++;

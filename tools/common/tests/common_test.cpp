@@ -95,6 +95,21 @@ TEST(Mapping, MapsZeroedMemoryAndMapsAgain)
 	EXPECT_EQ(m.addr(), reinterpret_cast<uintptr_t>(m.data()));
 }
 
+TEST(Mapping, KeepsItsBytesThroughACopyOnWriteFork)
+{
+	Mapping m(8192, PROT_READ | PROT_WRITE);
+
+	ASSERT_TRUE(m.ok());
+	std::memset(m.data(), 0x11, m.size());
+	ASSERT_TRUE(cow_fork());
+	/* Written after the fork: a copy of the page, the caller's own. */
+	m.data()[4096] = 0x22;
+	EXPECT_EQ(m.data()[0], 0x11);
+	EXPECT_EQ(m.data()[4095], 0x11);
+	EXPECT_EQ(m.data()[4096], 0x22);
+	EXPECT_EQ(m.data()[4097], 0x11);
+}
+
 TEST(Mapping, MapsAFilePrivately)
 {
 	char path[] = "/tmp/sroce-mapping-XXXXXX";
