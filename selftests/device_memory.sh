@@ -4,7 +4,8 @@
 # Device memory ("sroce-verbs-check dm", one device, loopback RC path,
 # every byte checked): max_dm_size and the device's budget (ENOMEM past
 # it, back once freed), refused allocations, ibv_memcpy_to_dm/_from_dm
-# (a 64 KiB pattern round trip; unaligned or out-of-range copies EINVAL),
+# (a 64 KiB pattern round trip; unaligned copies EINVAL, past the end
+# EFAULT, as mlx5),
 # ibv_reg_dm_mr's errors, then SEND into and out of device memory, RDMA
 # WRITE and READ at an offset, fetch-and-add and compare-and-swap on it,
 # and ibv_free_dm refused (EBUSY) while a region uses the memory. Then a

@@ -20,7 +20,9 @@
 # while the QP is cycled RTS -> ERR -> RESET (a race that needs two CPUs to
 # show). A QP pair left alone must still work afterwards, the
 # other PD's buffer stays untouched, ibv_rc_pingpong pairs in another
-# process on the same device (buffers checked) keep passing throughout, and
+# process on the same device keep passing throughout (each pair: exit
+# status, bytes moved, no "invalid data" from -c's first-byte-per-page
+# check), and
 # the kernel log stays clean (the rig's check). The object counts of "rdma resource show" return to their
 # baseline when the tool has exited.
 # timeout: 240
@@ -36,11 +38,15 @@ base=$(ctrl_counts "$CTRL_DEV")
 gid=$(rig_gid_index "$CTRL_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
 
 # bystander: other processes' traffic on the same device while the rings
-# are attacked: ibv_rc_pingpong pairs (received buffers checked, -c) over
-# the loopback path, one after another until $RIG_TEST_OUT/stop exists.
-# Prints the number of pairs; fails on the first pair that fails.
+# are attacked: ibv_rc_pingpong pairs over the loopback path, one after
+# another until $RIG_TEST_OUT/stop exists, each of 100 round trips of
+# 4096 bytes (-c: the server looks at the first byte of each page).
+# Prints the number of pairs; fails on the first pair that fails: an exit
+# status, a byte count other than 819200 on either side, or "invalid
+# data" (which ibv_rc_pingpong prints and still exits 0). The failed
+# pair's logs are kept.
 bystander() {
-	local n=0 port=18711 srv
+	local n=0 port=18711 srv log side
 	while [ ! -e "$RIG_TEST_OUT/stop" ]; do
 		ibv_rc_pingpong -d "$CTRL_DEV" -g "$gid" -p "$port" -n 100 -c \
 			>"$RIG_TEST_OUT/bystander-server.log" 2>&1 &
@@ -51,6 +57,14 @@ bystander() {
 			echo "pair $n failed"
 			return 1
 		fi
+		for side in server client; do
+			log=$RIG_TEST_OUT/bystander-$side.log
+			if grep -qi 'invalid data' "$log" || ! grep -q '^819200 bytes in ' "$log"; then
+				echo "pair $n: the $side's buffer or byte count is wrong:"
+				cat "$log"
+				return 1
+			fi
+		done
 		n=$((n + 1))
 	done
 	echo "$n pairs"

@@ -12,7 +12,8 @@
 #     core offers them: mv0 is an upper device of the link's netdev), and
 #     sroce_c none for init_net's;
 #   - ibv_rc_pingpong -c (1 B x 100, 64 KiB x 20 on IPv4, 4 KiB x 20 on
-#     IPv6) and ibv_ud_pingpong -c, data checked, the out-of-band TCP
+#     IPv6) and ibv_ud_pingpong -c (byte counts, -c's first byte per
+#     page), the out-of-band TCP
 #     exchange between the namespaces too;
 #   - rping -V over IPv4 and IPv6 (rdma_cm inside the namespace);
 #   - perftest: ib_write_bw and ib_read_bw (64 KiB, 200 iterations) and

@@ -6,7 +6,8 @@
 # a SEND (SEND MIDDLE: each such loss leaves a gap the responder NAKs) and
 # half of their PSN sequence error NAKs (opcode ACKNOWLEDGE, AETH syndrome
 # 0x60), and nothing else (lib/lossfilter.sh), while ibv_rc_pingpong -c
-# moves 300 messages of 128 KiB each way (buffers checked: lib/pingpong.sh).
+# moves 300 messages of 128 KiB each way (byte counts and -c's first byte
+# per page: lib/pingpong.sh; what is under test is recovery, not data).
 # A responder NAKs a gap once and drops what comes behind it; when that
 # NAK is lost, the requester's tail probe resends its last packet, which
 # the responder already dropped once: sroce NAKs again then

@@ -6,9 +6,11 @@
 # one size over the IPv6 GID and one at path MTU 1024 (the tool's own TCP
 # exchange of QP numbers and GIDs always goes over IPv4: its server listens
 # on IPv4 only). Guest a is the server, guest b the client.
-# -c makes the client check the received buffers ("invalid data in page" is
-# a failure, although the tool still exits 0). Each side checks its exit
-# status and that it moved exactly SIZE * ITERS * 2 bytes.
+# -c makes the server look at the first byte of each page of its buffer
+# ("invalid data in page" is a failure, although the tool still exits 0):
+# a spot check, not a data check (rc_integrity.sh checks every byte). Each
+# side checks its exit status and that it moved exactly SIZE * ITERS * 2
+# bytes.
 # timeout: 240
 # place: stock@1 sroce-rxe@1
 # shellcheck source=lib/guest.sh

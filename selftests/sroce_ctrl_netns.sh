@@ -9,7 +9,8 @@
 #   - both namespaces have their own socket on UDP port 4791;
 #   - ibv_rc_pingpong -c between the namespaces, the server on sroce1 in
 #     init_net, the client on sroce2 inside sroce_ns1: 1 B x 100, 64 KiB x
-#     20 over the IPv4 GIDs, 4 KiB x 20 over the IPv6 GIDs, data checked;
+#     20 over the IPv4 GIDs, 4 KiB x 20 over the IPv6 GIDs (byte counts,
+#     -c's first byte per page);
 #   - rping -V (rdma_cm, validated data) with the client inside sroce_ns1;
 #   - rdma-core's rdma_cm tests (pyverbs test_rdmacm) inside sroce_ns1 on
 #     sroce2: all ten run and pass;

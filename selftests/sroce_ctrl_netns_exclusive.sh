@@ -14,10 +14,13 @@
 #     devices leave init_net; each namespace lists its own device and no
 #     other (rdma dev, ibv_devices), and sroce6 cannot be opened in sroce_xa;
 #   - traffic between the namespaces on the moved devices: ibv_rc_pingpong
-#     -c (1 B x 100, 64 KiB x 20 on IPv4, 4 KiB x 20 on IPv6, data checked)
+#     -c (1 B x 100, 64 KiB x 20 on IPv4, 4 KiB x 20 on IPv6; byte counts,
+#     -c's first byte per page)
 #     and rping -V (rdma_cm inside both namespaces);
-#   - a device moved while a process holds it open: the process is cut off
-#     (its context disassociated), the device keeps working afterwards;
+#   - a device moved while a process holds it open (an ibv_rc_pingpong
+#     server waiting for its peer): the move completes (the core
+#     disassociates the context; that the process sees it is not checked),
+#     and the device works after it is moved back;
 #   - with traffic running, each namespace's "rdma resource show qp" lists
 #     its own device's RC QP and nothing of the other's;
 #   - sroce's debugfs follows the moves: after sroce5 went to init_net
@@ -176,8 +179,8 @@ rig_run 60 ip netns exec $XB rping -c -V -C 50 -S 1000 -a 10.79.0.1 -p 7191 \
 rig_bg_wait "$RIG_BG_PID" || rig_fail "the rping server inside $XA failed"
 rig_log "rping -V: 50 pings of 1000 B, $XB to $XA"
 
-# A move under an open context: a server waiting on sroce5 is cut off when
-# sroce5 goes back to init_net, and comes back to $XA working.
+# A move under an open context: a server waiting on sroce5 does not hold
+# up sroce5's move back to init_net, and sroce5 comes back to $XA working.
 rig_bg held 60 ip netns exec $XA ibv_rc_pingpong -d sroce5 -g "$ga" -p 18829
 held=$RIG_BG_PID
 rig_sleep 2

@@ -3,8 +3,9 @@
 #
 # RC SEND/RECV through a shared receive queue with rdma-core's
 # ibv_srq_pingpong -c: 8 RC QPs per side whose receives all come from one
-# SRQ (and, on sroce, from its mapped ring), buffer contents checked, IPv4
-# and IPv6 GIDs, from 1 byte to multi-packet messages. Guest a is the
+# SRQ (and, on sroce, from its mapped ring), -c's spot check of the
+# server's buffers (the first byte of each page; rc_integrity_srq.sh checks
+# SRQ data byte for byte), IPv4 and IPv6 GIDs, from 1 byte to multi-packet messages. Guest a is the
 # server, guest b the client; each side checks its exit status and the
 # bytes it moved (lib/pingpong.sh).
 #

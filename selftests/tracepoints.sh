@@ -14,7 +14,8 @@
 #     runt UDP datagram to a's port 4791 (sroce_drop), then
 #     ibv_rc_pingpong -c (200 x 4096 B, path MTU 1024) runs between the
 #     guests with 5% of b's SEND packets lost (netem under a u32 filter,
-#     lib/lossfilter.sh); the transfer completes intact and a's trace
+#     lib/lossfilter.sh); the transfer completes (exit status, byte
+#     count, -c's first byte per page) and a's trace
 #     holds the drop and at least the 800 data packets a sent (report
 #     excerpt in the log). Not b's ACKs: a pingpong side exits once its
 #     own work completed, and a's retransmission after a lost last ACK

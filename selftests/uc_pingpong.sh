@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # UC SEND/RECV between the guests with rdma-core's ibv_uc_pingpong -c
-# (buffer contents checked), IPv4 and IPv6 GIDs. UC never retransmits, so
+# (a spot check of the server's buffer, the first byte of each page: the
+# tool users run, not a data check; rc_integrity_uc.sh checks UC data),
+# IPv4 and IPv6 GIDs. UC never retransmits, so
 # the messages are kept to one packet at the path MTU: a lost packet would
 # otherwise stall the run. Guest a is the server, guest b the client; each
 # side checks its exit status and that it moved exactly SIZE * ITERS * 2

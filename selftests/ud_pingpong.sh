@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # UD SEND/RECV between the guests with rdma-core's ibv_ud_pingpong -c
-# (buffer contents checked; the receive buffers hold the 40-byte GRH before
-# the payload), IPv4 and IPv6 GIDs, from 1 byte to a full path MTU (a UD
+# (a spot check of the server's buffer, the first byte of each page, past
+# the 40-byte GRH the receive buffers hold before the payload; interop with
+# the tool users run, not a data check), IPv4 and IPv6 GIDs, from 1 byte to a full path MTU (a UD
 # message is one packet). Guest a is the server, guest b the client; each
 # side checks its exit status and that it moved exactly SIZE * ITERS * 2
 # bytes (lib/pingpong.sh).

@@ -5,7 +5,8 @@
 # (10.77.100.a|b/24, fd7b::a|b/64); the core gives the RDMA device GIDs
 # for the VLAN device's addresses, and traffic on those GIDs must leave
 # through the VLAN device, tagged. Over the VLAN's addresses only:
-# ibv_rc_pingpong and ibv_ud_pingpong -c (data checked, byte counts) on the
+# ibv_rc_pingpong and ibv_ud_pingpong -c (byte counts, -c's first byte per
+# page) on the
 # IPv4 and IPv6 GIDs, rping -V (rdma_cm, data validated) on both families
 # and to the guest's own VLAN address (loopback: the received MADs must
 # carry the VLAN id, or the CM finds no GID to answer from).

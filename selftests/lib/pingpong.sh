@@ -65,8 +65,9 @@ pingpong_steps() {
 # pp_bg_start NAME SIZE ITERS: ibv_rc_pingpong -c (path MTU 1024, the GID
 # of $RIG_IP4) in the background on TCP port $PP_PORT (then the next one):
 # a serves, b connects once a listens; its pid is left in PP_PID.
-# pp_bg_wait NAME SIZE ITERS: it exited 0 and moved SIZE * ITERS * 2 bytes
-# intact; then both sides wait for each other.
+# pp_bg_wait NAME SIZE ITERS: it exited 0, moved SIZE * ITERS * 2 bytes and
+# -c's spot check (first byte of each page) found nothing; then both sides
+# wait for each other.
 PP_PORT=${PP_PORT:-18870}
 pp_bg_start() {
 	local name=$1 p=$PP_PORT gid
