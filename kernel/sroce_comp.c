@@ -206,6 +206,7 @@ static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
 {
 	/* Whatever an ODP fault's end would have asked for again, this does. */
 	qp->comp.odp_resend = false;
+	qp->comp.rewound = true;
 	sroce_comp_rtt_hold(qp);
 	sroce_comp_go_back(qp, psn);
 }
@@ -271,6 +272,7 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 next_psn)
 		return;
 	qp->comp.psn = next_psn;
 	qp->comp.implied_nak = false;
+	qp->comp.rewound = false;
 	qp->comp.stale_answers = false;
 	qp->comp.tlp_sent = 0;
 	if (qp->comp.rtt_hold &&
@@ -352,6 +354,24 @@ static void sroce_comp_nak(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		 * a new error; the RNR timer resends from that PSN anyway.
 		 */
 		if (qp->comp.rnr_wait)
+			break;
+		/*
+		 * Already gone back to this PSN (a NAK, a timeout, the end of
+		 * an RNR wait) and nothing answered since: the NAK was drawn
+		 * by packets sent before that resend, which a slow responder
+		 * takes in late, one NAK a timer tick (sroce_resp_seq_nak_due()).
+		 * Each of them spent a retry and went back over the whole
+		 * window again, which drew more: on the debug kernel of a
+		 * loaded host, under ODP faults and loss, seven in 130 ms
+		 * failed a WRITE with IBV_WC_RETRY_EXC_ERR while the responder
+		 * took every packet (rc_integrity_odp.sh). A resend that is
+		 * lost again is found by the tail probe, whose NAK counts
+		 * (sroce_comp_tlp_fire()), or by the timeout. A NAK past a
+		 * READ whose response was lost names a later PSN and counts.
+		 * rxe too takes one sequence NAK per retry until an answer
+		 * moves it on.
+		 */
+		if (qp->comp.rewound && pkt->psn == qp->comp.psn)
 			break;
 		if (!qp->comp.retry_left) {
 			sroce_comp_remote_error(qp, IB_WC_RETRY_EXC_ERR);
@@ -849,6 +869,8 @@ static void sroce_comp_tlp_fire(struct timer_list *t)
 	trace_sroce_timeout(qp->ibqp.qp_num, qp->comp.psn, qp->comp.retry_left,
 			    true);
 	sroce_comp_tlp_send(qp);
+	/* The probe finds a resend lost again: its NAK is a new one. */
+	qp->comp.rewound = false;
 	qp->comp.tlp_sent++;
 	sroce_qp_count(qp, SROCE_CNT_TAIL_PROBES, 1);
 	sroce_comp_rtt_start(qp);
@@ -876,6 +898,8 @@ static void sroce_comp_rnr_fire(struct timer_list *t)
 	spin_lock_bh(&qp->sq_lock);
 	qp->comp.rnr_wait = false;
 	if (sroce_comp_live(qp)) {
+		/* Sent again from the refused PSN (sroce_comp_rnr()). */
+		qp->comp.rewound = true;
 		sroce_comp_rto_arm(qp);
 		qp->req.blocked = true;
 		sroce_comp_unblock(qp);

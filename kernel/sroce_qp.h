@@ -83,6 +83,7 @@ struct sroce_comp {
 	u8 rnr_retry_left;
 	bool rnr_wait;
 	bool implied_nak;	/* rewound for a lost READ/atomic response */
+	bool rewound;		/* went back to comp.psn, no progress since */
 	bool odp_resend;	/* an answer dropped for an ODP fault */
 	bool stale_answers;	/* answers came that moved nothing */
 	bool probe;		/* after an ACK timeout: one packet, then wait */

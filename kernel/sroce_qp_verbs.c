@@ -286,6 +286,7 @@ static void sroce_qp_data_reset(struct sroce_qp *qp)
 	qp->comp.rnr_wait = false;
 	qp->comp.probe = false;
 	qp->comp.implied_nak = false;
+	qp->comp.rewound = false;
 	qp->comp.odp_resend = false;
 	qp->comp.stale_answers = false;
 	qp->comp.tlp_sent = 0;
