@@ -102,9 +102,9 @@ integ_run() {
 }
 
 # integ_why: why the last integ_run failed, in one line: its exit status,
-# its summary and its first error (CI shows little more than this line).
+# its first error, then its summary (CI shows little more than this line).
 integ_why() {
-	echo "sroce-integrity exited $INTEG_RC${INTEG_SUMMARY:+: $INTEG_SUMMARY}${INTEG_FIRST_ERROR:+; first: $INTEG_FIRST_ERROR}"
+	echo "sroce-integrity exited $INTEG_RC${INTEG_FIRST_ERROR:+: first $INTEG_FIRST_ERROR}${INTEG_SUMMARY:+; $INTEG_SUMMARY}"
 }
 
 # integ_pair NAME SECONDS FAMILY PORT MODE [ARGS...]: integ_run, which

@@ -216,7 +216,7 @@ count_ktap() {
 		# the runner's timeout or kernel splat): the summary at the end
 		# names it, so that a short tail of the log still says why.
 		"# ["?"] FAIL: "* | "# "*": ["?"] "*)
-			[ -n "$why" ] || why=$(cut -c3-160 <<<"$line")
+			[ -n "$why" ] || why=$(cut -c3-300 <<<"$line")
 			;;
 		"ok "*"# SKIP"*)
 			why=""
