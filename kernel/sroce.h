@@ -114,7 +114,7 @@ struct sroce_stats {
  * Fault injection for tests (debugfs DEV/fault/, sroce_debugfs.c): one
  * packet received in N, at random, is dropped or delivered twice, one
  * packet to send in N is dropped, one packet buffer allocation in N
- * fails, an ACK waits N ms (sroce_resp_ack_hold()), a lookup by QP number
+ * fails, an ACK waits N ms (sroce_ack_hold()), a lookup by QP number
  * waits N ms between finding the QP and taking its reference, where it can
  * be preempted (sroce_qp_get(): a destroy's race with a lookup, widened),
  * a POLL_CQ on a user CQ waits N ms between loading the ring's header

@@ -134,6 +134,11 @@ static bool sroce_mw_access_ok(int mw_access, int mr_access)
  * [addr, addr + length) of the region named by mr_lkey, with the new key
  * rkey (same slot). A type 1 bind of length 0 unbinds. Returns 0 or
  * -EINVAL (the WQE then completes with IB_WC_MW_BIND_ERR, as in rxe).
+ *
+ * The window is counted in the region first, then the region checked:
+ * while it counts, no deregistration, rereg or invalidation can close the
+ * count and change what was checked (sroce_mr_close_mw()); the bind fails
+ * if one is under way.
  */
 int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 {
@@ -156,12 +161,6 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 		mr = sroce_mr_get(qp->sdev, w->wr.bind_mw.mr_lkey);
 		if (!mr)
 			goto out;
-		/*
-		 * Count the window first, then check the region: while it
-		 * counts, no deregistration, rereg or invalidation can close
-		 * the count and change what was checked (sroce_mr_close_mw()).
-		 * Fails if one is under way.
-		 */
 		counted = atomic_inc_unless_negative(&mr->num_mw);
 		/* The state check (acquire) before the rights it publishes. */
 		if (!counted || mr->ibmr.pd != qp->ibqp.pd ||

@@ -65,12 +65,12 @@ struct sroce_req {
 	bool fetched;		/* WQE idx has been started */
 	u32 rd_atomic;		/* outstanding READ/atomic WQEs */
 	u32 noack_pkts;		/* packets since the last AckReq */
-	u32 pkts;		/* packets built (wraps; sroce_comp_stopped()) */
+	u32 pkts;		/* packets built (wraps; sroce_retry_stopped()) */
 	bool blocked;		/* stopped until an answer arrives */
 	bool run_on_ack;	/* look for new WQEs on the next answer */
 	bool flush_rxe;		/* FLUSH with rdma_rxe's ICRC (sroce_req.c) */
 	bool flush_known;	/* a FLUSH was answered: keep that ICRC */
-	bool nomem;		/* stopped: no packet buffer (sroce_comp_nomem()) */
+	bool nomem;		/* stopped: no packet buffer (sroce_retry_nomem()) */
 };
 
 #define SROCE_FLUSH_SENT_IBA	BIT(0)
@@ -101,7 +101,7 @@ struct sroce_comp {
 	u64 srtt;		/* ns: smoothed stop-to-answer time, 0: none yet */
 	struct timer_list rto;		/* local ACK timeout */
 	struct timer_list rnr_timer;
-	struct timer_list tlp;		/* tail probe (sroce_comp_tlp_fire()) */
+	struct timer_list tlp;		/* tail probe (sroce_retry_tlp_fire()) */
 	struct timer_list nomem;	/* the requester tries again */
 };
 
@@ -163,16 +163,16 @@ struct sroce_resp {
 	u8 ans_syndrome;
 	u32 ans_psn;
 	u32 ans_msn;
-	/* Built, to be sent in this order (sroce_resp_tx_claim()). */
+	/* Built, to be sent in this order (sroce_ack_tx_claim()). */
 	struct sk_buff_head txq;
 	bool tx_busy;		/* a context is sending from txq */
-	/* Delayed ACK (sroce_resp_ack_hold()); the flags are read unlocked. */
+	/* Delayed ACK (sroce_ack_hold()); the flags are read unlocked. */
 	bool ack_delayed;	/* an ACK of epsn - 1 waits for our requests */
 	bool pingpong;		/* requests are answered by requests */
 	bool rx_idle;		/* the last request came with our SQ idle */
 	u8 pp_credit;		/* exchanges seen that look like ping-pong */
 	u8 pp_need;		/* ...needed to enter it: doubles on each exit */
-	struct timer_list dack;	/* ends a delay (sroce_resp_dack_fire()) */
+	struct timer_list dack;	/* ends a delay (sroce_ack_dack_fire()) */
 };
 
 struct sroce_srq;
@@ -369,7 +369,7 @@ static inline void sroce_qp_set_conn_mtu(struct sroce_qp *qp,
 
 /*
  * WQEs completed per hold of sq_lock or resp_lock when a QP in Error is
- * flushed (sroce_sq_flush(), sroce_resp_flush()); the CPU is given up
+ * flushed (sroce_sq_flush(), sroce_rwqe_flush()); the CPU is given up
  * between batches.
  */
 #define SROCE_FLUSH_BATCH	64

@@ -15,6 +15,8 @@
 
 #include "sroce_engine.h"
 #include "sroce_net.h"
+#include "sroce_ack.h"
+#include "sroce_retry.h"
 #include "sroce_sq.h"
 #include "sroce_cq.h"
 #include "sroce_srq.h"
@@ -176,7 +178,7 @@ static void sroce_qp_work(struct work_struct *work)
 
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		sroce_sq_flush(qp);
-		sroce_resp_flush(qp);
+		sroce_rwqe_flush(qp);
 		sroce_resp_run(qp);	/* sends what is queued (a NAK) */
 		return;
 	}
@@ -188,7 +190,7 @@ static void sroce_qp_work(struct work_struct *work)
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
 	sroce_sq_flush(qp);
-	sroce_resp_flush(qp);
+	sroce_rwqe_flush(qp);
 }
 
 static int sroce_qp_data_init(struct sroce_qp *qp)
@@ -223,29 +225,29 @@ static int sroce_qp_data_init(struct sroce_qp *qp)
 	INIT_WORK(&qp->work, sroce_qp_work);
 	spin_lock_init(&qp->resp_lock);
 	__skb_queue_head_init(&qp->resp.txq);
-	sroce_comp_init(qp);
-	sroce_resp_timer_init(qp);
+	sroce_retry_init(qp);
+	sroce_ack_timer_init(qp);
 	return 0;
 }
 
 /*
- * Send a held ACK (sroce_resp_ack_release()), then stop timers and the
+ * Send a held ACK (sroce_ack_release()), then stop timers and the
  * work item, once the data path sees Error or Reset.
  * A work item that read the state just before it changed may arm a timer
  * after the first stop, and that timer may queue the work again after the
  * first cancel: the second round catches both. In Error or Reset nothing
- * arms a timer (sroce_comp.c), so no callback runs after the second stop,
+ * arms a timer (sroce_retry_live()), so no callback runs after the second stop,
  * and the second cancel ends whatever the last one queued. Work queued
  * later (a packet's answers still to send) finds nothing to build.
  */
 static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
-	sroce_resp_ack_release(qp);
-	sroce_comp_timers_stop(qp);
-	sroce_resp_timer_stop(qp);
+	sroce_ack_release(qp);
+	sroce_retry_timers_stop(qp);
+	sroce_ack_timer_stop(qp);
 	cancel_work_sync(&qp->work);
-	sroce_comp_timers_stop(qp);
-	sroce_resp_timer_stop(qp);
+	sroce_retry_timers_stop(qp);
+	sroce_ack_timer_stop(qp);
 	cancel_work_sync(&qp->work);
 }
 
@@ -819,7 +821,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		if (wr)
 			return -EINVAL;
 		if (sroce_qp_state(qp) == IB_QPS_ERR)
-			sroce_resp_flush(qp);
+			sroce_rwqe_flush(qp);
 		return 0;
 	}
 	if (sroce_qp_state(qp) == IB_QPS_RESET || !qp->rq.hdr) {

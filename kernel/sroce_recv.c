@@ -158,62 +158,104 @@ static void sroce_rcv_note_napi(struct sroce_dev *sdev,
 }
 
 /*
+ * Check the framing, the ICRC and the headers of the packet at skb->data
+ * (its UDP header), pulling the headers its opcode has into the linear
+ * area, and parse them into @pkt: 0, or minus a drop reason. *@ce: the IP
+ * header says "congestion experienced".
+ */
+static int sroce_rcv_parse(struct sroce_dev *sdev, struct sk_buff *skb,
+			   struct sroce_pkt *pkt, bool *ce)
+{
+	const struct sroce_opcode_info *info;
+	unsigned int len;
+	int l3_len, err;
+
+	if (!pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES))
+		return -SROCE_DROP_SHORT;
+	len = ntohs(udp_hdr(skb)->len);
+	if (len > skb->len ||
+	    len < SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES + SROCE_ICRC_BYTES ||
+	    (len < skb->len && pskb_trim(skb, len)))
+		return -SROCE_DROP_BAD_UDP;
+	l3_len = sroce_rcv_l3(skb);
+	if (l3_len < 0)
+		return l3_len;
+	*ce = sroce_rcv_ce(skb);
+
+	/* The opcode tells how many header bytes must be linear. */
+	info = sroce_opcode_get(skb->data[SROCE_UDP_HDR_BYTES]);
+	if (!info)
+		return -SROCE_DROP_BAD_OPCODE;
+	if (len < SROCE_UDP_HDR_BYTES + info->hdr_len + SROCE_ICRC_BYTES ||
+	    !pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + info->hdr_len))
+		return -SROCE_DROP_SHORT;
+	if (!sroce_rcv_icrc_ok(skb, l3_len, len, skb->data[SROCE_UDP_HDR_BYTES],
+			       info->hdr_len))
+		return -SROCE_DROP_BAD_ICRC;
+	sroce_rcv_note_napi(sdev, skb);
+	/* Parses the linear headers only; len bounds the payload. */
+	err = sroce_parse(skb->data + SROCE_UDP_HDR_BYTES,
+			  len - SROCE_UDP_HDR_BYTES, pkt);
+	if (err)
+		return err;
+	if (!sroce_pkey_match(pkt->pkey, SROCE_DEFAULT_PKEY))
+		return -SROCE_DROP_BAD_PKEY;
+	/* Payload offset from skb->data, for the engines. */
+	pkt->payload_off += SROCE_UDP_HDR_BYTES;
+	return 0;
+}
+
+/*
+ * The packet @pkt for one QP: to its responder or completer, counted for
+ * it (@bytes, @ce) before it may answer. 0, or minus a drop reason; the
+ * caller consumes the skb.
+ */
+static int sroce_rcv_qp(struct sroce_dev *sdev, struct sk_buff *skb,
+			const struct sroce_pkt *pkt, s64 bytes, bool ce)
+{
+	struct sroce_qp *qp = sroce_qp_get(sdev, pkt->dqpn);
+	int err = 0;
+
+	if (!qp)
+		return -SROCE_DROP_NO_QP;
+	if (!sroce_qp_accepts(qp, pkt))
+		err = -SROCE_DROP_BAD_QP_TYPE;
+	else if (pkt->info->transport != SROCE_TRANSPORT_UD &&
+		 !sroce_rcv_from_peer(qp, skb))
+		err = -SROCE_DROP_BAD_ADDR;
+	if (err) {
+		sroce_qp_put(qp);
+		return err;
+	}
+	trace_sroce_recv(pkt->dqpn, pkt->opcode, pkt->psn, bytes);
+	sroce_qp_count(qp, SROCE_CNT_RX_PACKETS, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, bytes);
+	if (ce)
+		sroce_qp_count(qp, SROCE_CNT_ECN_CE, 1);
+	if (pkt->info->flags & SROCE_OPF_REQUEST)
+		sroce_resp_rcv(qp, skb, pkt);
+	else if (sroce_comp_rcv(qp, skb, pkt))
+		sroce_req_run_softirq(qp);	/* the answer opened the window */
+	sroce_qp_put(qp);
+	return 0;
+}
+
+/*
  * One RoCEv2 packet, skb->data at its UDP header. Consumes the skb.
  * Softirq context (or bh disabled, for loopback).
  */
 static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 {
-	const struct sroce_opcode_info *info;
-	struct sroce_pkt pkt;
-	struct sroce_qp *qp;
-	unsigned int len;
 	/* The UDP payload, BTH through ICRC (the IP layer trimmed the frame). */
 	s64 bytes = skb->len > SROCE_UDP_HDR_BYTES ?
 		    skb->len - SROCE_UDP_HDR_BYTES : 0;
-	int l3_len, err;
+	struct sroce_pkt pkt;
 	bool ce = false;
+	int err;
 
-	err = -SROCE_DROP_SHORT;
-	if (!pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES))
-		goto drop;
-	len = ntohs(udp_hdr(skb)->len);
-	err = -SROCE_DROP_BAD_UDP;
-	if (len > skb->len ||
-	    len < SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
-		goto drop;
-	if (len < skb->len && pskb_trim(skb, len))
-		goto drop;
-	l3_len = sroce_rcv_l3(skb);
-	if (l3_len < 0) {
-		err = l3_len;
-		goto drop;
-	}
-	ce = sroce_rcv_ce(skb);
-
-	/* The opcode tells how many header bytes must be linear. */
-	info = sroce_opcode_get(skb->data[SROCE_UDP_HDR_BYTES]);
-	err = -SROCE_DROP_BAD_OPCODE;
-	if (!info)
-		goto drop;
-	err = -SROCE_DROP_SHORT;
-	if (len < SROCE_UDP_HDR_BYTES + info->hdr_len + SROCE_ICRC_BYTES ||
-	    !pskb_may_pull(skb, SROCE_UDP_HDR_BYTES + info->hdr_len))
-		goto drop;
-
-	err = -SROCE_DROP_BAD_ICRC;
-	if (!sroce_rcv_icrc_ok(skb, l3_len, len, skb->data[SROCE_UDP_HDR_BYTES],
-			       info->hdr_len))
-		goto drop;
-	sroce_rcv_note_napi(sdev, skb);
-	/* Parses the linear headers only; len bounds the payload. */
-	err = sroce_parse(skb->data + SROCE_UDP_HDR_BYTES,
-			  len - SROCE_UDP_HDR_BYTES, &pkt);
+	err = sroce_rcv_parse(sdev, skb, &pkt, &ce);
 	if (err)
 		goto drop;
-	err = -SROCE_DROP_BAD_PKEY;
-	if (!sroce_pkey_match(pkt.pkey, SROCE_DEFAULT_PKEY))
-		goto drop;
-
 	/*
 	 * A CNP asks the sender of a flow to slow down (IBA A17.9). sroce has
 	 * no rate control to apply it to: counted, then ignored (rxe, which
@@ -224,9 +266,6 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 		consume_skb(skb);
 		goto count_dev;
 	}
-
-	/* Payload offset from skb->data, for the engines. */
-	pkt.payload_off += SROCE_UDP_HDR_BYTES;
 	if (pkt.dqpn == SROCE_MCAST_QPN) {
 		err = -SROCE_DROP_BAD_QP_TYPE;
 		if (pkt.info->transport != SROCE_TRANSPORT_UD)
@@ -235,32 +274,9 @@ static void sroce_rcv_one(struct sroce_dev *sdev, struct sk_buff *skb)
 		consume_skb(skb);
 		goto count_dev;
 	}
-	qp = sroce_qp_get(sdev, pkt.dqpn);
-	err = -SROCE_DROP_NO_QP;
-	if (!qp)
+	err = sroce_rcv_qp(sdev, skb, &pkt, bytes, ce);
+	if (err)
 		goto drop;
-	if (!sroce_qp_accepts(qp, &pkt)) {
-		sroce_qp_put(qp);
-		err = -SROCE_DROP_BAD_QP_TYPE;
-		goto drop;
-	}
-	if (pkt.info->transport != SROCE_TRANSPORT_UD &&
-	    !sroce_rcv_from_peer(qp, skb)) {
-		sroce_qp_put(qp);
-		err = -SROCE_DROP_BAD_ADDR;
-		goto drop;
-	}
-	/* Received by the QP: counted for it, before it may answer. */
-	trace_sroce_recv(pkt.dqpn, pkt.opcode, pkt.psn, bytes);
-	sroce_qp_count(qp, SROCE_CNT_RX_PACKETS, 1);
-	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, bytes);
-	if (ce)
-		sroce_qp_count(qp, SROCE_CNT_ECN_CE, 1);
-	if (pkt.info->flags & SROCE_OPF_REQUEST)
-		sroce_resp_rcv(qp, skb, &pkt);
-	else if (sroce_comp_rcv(qp, skb, &pkt))
-		sroce_req_run_softirq(qp);	/* the answer opened the window */
-	sroce_qp_put(qp);
 	consume_skb(skb);
 	return;
 

@@ -14,7 +14,8 @@
  * then our own completer) never finds the lock held.
  */
 #include "sroce_engine.h"
-#include "sroce_sq.h"
+#include "sroce_retry.h"
+#include "sroce_ack.h"
 #include "sroce_net.h"
 
 /*
@@ -516,7 +517,7 @@ static int sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *s)
 /*
  * The memory operation at req.idx: executed once (a go-back-N resend that
  * walks over it again does not repeat it), it takes no PSN and completes
- * once every WQE before it has (sroce_comp_sent()). False if it failed.
+ * once every WQE before it has (sroce_retry_sent()). False if it failed.
  */
 static bool sroce_req_do_local(struct sroce_qp *qp, struct sroce_swqe *s)
 {
@@ -546,7 +547,7 @@ static bool sroce_req_do_local(struct sroce_qp *qp, struct sroce_swqe *s)
 	if (qp->req.idx == qp->req.started_end)
 		qp->req.started_end++;
 	qp->req.idx++;
-	sroce_comp_sent(qp);
+	sroce_retry_sent(qp);
 	return true;
 }
 
@@ -661,7 +662,7 @@ static bool sroce_req_build_some(struct sroce_qp *qp,
 		if (sroce_psn_diff(qp->req.psn, qp->req.psn_max) > 0)
 			qp->req.psn_max = qp->req.psn;
 		if (!qp->req.fetched)
-			sroce_comp_sent(qp);
+			sroce_retry_sent(qp);
 	}
 	return true;
 }
@@ -686,15 +687,15 @@ static bool sroce_req_build(struct sroce_qp *qp, struct sk_buff_head *list,
 {
 	bool more;
 
-	sroce_comp_odp_resend(qp);
+	sroce_retry_odp_resend(qp);
 	more = sroce_req_build_some(qp, list, budget);
 
 	sroce_req_ack_tail(qp, list);
 	if (!more)
-		sroce_comp_stopped(qp);
+		sroce_retry_stopped(qp);
 	if (qp->req.nomem) {
 		qp->req.nomem = false;
-		sroce_comp_nomem(qp);
+		sroce_retry_nomem(qp);
 	}
 	return more;
 }
@@ -750,13 +751,13 @@ again:
 		more = sroce_req_build(qp, &list, &batch);
 		spin_unlock_bh(&qp->sq_lock);
 		budget += batch;	/* what the batch left */
-		/* A delayed ACK leads our requests (sroce_resp.c). */
+		/* A delayed ACK leads our requests (sroce_ack.c). */
 		sent = !skb_queue_empty(&list);
 		if (sent)
-			sroce_resp_req_xmit(qp, &list);
+			sroce_ack_req_xmit(qp, &list);
 		sroce_qp_xmit_list(qp, &list);
 		if (sent)
-			sroce_resp_ack_release(qp);
+			sroce_ack_release(qp);
 	} while (more && budget > 0);
 	if (sroce_req_release(qp)) {
 		if (budget <= 0)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * sroce: the send-queue core that the requester (sroce_req.c) and the
- * completer (sroce_comp.c) share: where the requester restarts after a
- * NAK or a timeout (go-back-N over the shadow WQEs), send completions,
- * a WQE's failure, and the flush of the whole queue in the error state.
+ * sroce: the send-queue core that the requester (sroce_req.c), the
+ * completer (sroce_comp.c) and retransmission (sroce_retry.c) share: where
+ * the requester restarts after a NAK or a timeout (go-back-N over the
+ * shadow WQEs), retiring a WQE, send completions, a WQE's failure, and
+ * the flush of the whole queue in the error state.
  * The shadow slots themselves are reached with sroce_swqe_get().
  *
  * rxe keeps these in its requester and completer files, which then call
@@ -32,8 +33,8 @@ module_param_named(flush_icrc, sroce_flush_icrc, int, 0644);
 MODULE_PARM_DESC(flush_icrc,
 		 "ICRC of RDMA FLUSH requests: 0 learn per QP (default), 1 IBA, 2 rdma_rxe 6.2-6.12");
 
-void sroce_sq_cqe(struct sroce_qp *qp, struct sroce_swqe *s, u64 wr_id,
-		  int status)
+static void sroce_sq_cqe(struct sroce_qp *qp, struct sroce_swqe *s,
+			 u64 wr_id, int status)
 {
 	struct sroce_cqe cqe = {
 		.wr_id = wr_id,
@@ -231,5 +232,44 @@ u8 sroce_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
+	}
+}
+
+/*
+ * Retire the oldest WQE: free its ring slot, then a CQE if it asks for
+ * one. In that order: a user who sees the completion may post at once
+ * (ibv_rc_pingpong with one send WR), and its post must find the slot
+ * free. The CQE is built from the shadow slot, which no one reuses while
+ * sq_lock is held.
+ */
+void sroce_sq_retire(struct sroce_qp *qp, struct sroce_swqe *s,
+		     int status)
+{
+	if (s->kind == SROCE_SWQE_READ || s->kind == SROCE_SWQE_ATOMIC) {
+		if (!WARN_ON_ONCE(!qp->req.rd_atomic))
+			qp->req.rd_atomic--;
+	}
+	qp->sq.idx++;
+	sroce_ring_store_cons(qp->sq.hdr, qp->sq.idx);
+	if (s->signaled || status != IB_WC_SUCCESS)
+		sroce_sq_cqe(qp, s, s->w.wr_id, status);
+}
+
+/*
+ * Complete the memory operations (no PSN) at the head of the send queue
+ * once everything before them is answered: whoever answers the WQE before
+ * one calls this, the requester when it goes past one (sroce_retry_sent())
+ * and the READ and atomic answers, after which nothing else may come for
+ * the QP (a READ or atomic followed only by a BIND_MW).
+ */
+void sroce_sq_retire_local(struct sroce_qp *qp)
+{
+	struct sroce_swqe *s;
+
+	while (sroce_sq_outstanding(qp)) {
+		s = sroce_swqe_get(qp, qp->sq.idx);
+		if (s->kind != SROCE_SWQE_LOCAL || s->first_psn != qp->comp.psn)
+			break;
+		sroce_sq_retire(qp, s, IB_WC_SUCCESS);
 	}
 }

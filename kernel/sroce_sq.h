@@ -16,14 +16,20 @@ static inline struct sroce_swqe *sroce_swqe_get(struct sroce_qp *qp, u32 idx)
 		qp->shadow.slot_size);
 }
 
+/* WQEs started and not completed (sq_lock held). */
+static inline bool sroce_sq_outstanding(struct sroce_qp *qp)
+{
+	return qp->sq.idx != qp->req.started_end;
+}
+
 /* The flush_icrc module parameter: 0 learn per QP, 1 IBA, 2 rdma_rxe. */
 extern int sroce_flush_icrc;
 
 u8 sroce_wr_to_wc_opcode(u32 wr_opcode);
-void sroce_sq_cqe(struct sroce_qp *qp, struct sroce_swqe *s, u64 wr_id,
-		  int status);
 void sroce_sq_fail_at(struct sroce_qp *qp, u32 idx, int status);
 void sroce_sq_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_sq_retire(struct sroce_qp *qp, struct sroce_swqe *s, int status);
+void sroce_sq_retire_local(struct sroce_qp *qp);
 void sroce_sq_flush(struct sroce_qp *qp);
 void sroce_sq_flush_answered(struct sroce_qp *qp, const struct sroce_swqe *s);
 

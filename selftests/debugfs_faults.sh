@@ -24,7 +24,7 @@
 #     buffer of a in 10 is refused (requests, ACKs, READ responses),
 #     faults_injected grows by at least a's packets sent / 20, and the
 #     run passes. Without the requester's retry
-#     timer (sroce_comp_nomem()) a QP whose first packet of a message found
+#     timer (sroce_retry_nomem()) a QP whose first packet of a message found
 #     no buffer had nothing in flight and waited for ever.
 #     Then ack_delay_ms 20 on a under the same run: a's RC ACKs that
 #     would leave alone wait up to 20 ms; faults_injected grows by at

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The delayed ACK (kernel/sroce_resp.c): on request/response traffic an
+# The delayed ACK (kernel/sroce_ack.c): on request/response traffic an
 # sroce responder holds the ACK of a request until its own reply goes
 # out, and sends it in the same burst; on other patterns it must not.
 # sroce-integrity exchange (tools/integrity/exchange.cpp), each case on a

@@ -21,10 +21,10 @@
 # responder (a requester does not count a repeated answer for the last PSN
 # it has seen), ICRC drops under corruption; on the slow link ACK timeouts,
 # and, where sroce responds, at most six duplicates per timeout, one per
-# tail probe (sroce_comp_tlp_fire()) and 16 to spare: after a timeout
+# tail probe (sroce_retry_tlp_fire()) and 16 to spare: after a timeout
 # the requester sends one packet and waits for the answer, instead of the
 # whole window again, which buried a slow responder in duplicates
-# (sroce_comp_rto_fire(); before it: 228 duplicates for 10 timeouts;
+# (sroce_retry_rto_fire(); before it: 228 duplicates for 10 timeouts;
 # after it: 14 for 6 on 6.1, 23 for 6 on the debug kernel: a timeout that
 # ends in go-back-N, as after an ACK of the probe alone, still resends a
 # window). Tail probes on the slow link are spurious until the probe time

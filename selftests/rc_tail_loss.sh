@@ -11,7 +11,7 @@
 # (seen once: IBV_WC_RETRY_EXC_ERR at the end of a run). A lost tail
 # cannot: the peer waits for that message.
 # Such a loss leaves nothing behind it to show the responder a gap: before
-# the tail probe (sroce_comp_tlp_fire()), each one cost a whole local ACK
+# the tail probe (sroce_retry_tlp_fire()), each one cost a whole local ACK
 # timeout (ibv_rc_pingpong asks for 14: 67 ms), 128 KiB round trips went
 # from 2 ms to 67 ms, and ib_send_lat's p99 followed (issue 22).
 #

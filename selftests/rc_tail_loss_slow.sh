@@ -5,8 +5,8 @@
 # 20 ms (netem), a round trip of 40 ms against ibv_rc_pingpong's 67 ms
 # local ACK timeout. Twice the round trip, the tail probe's wait, is then
 # later than the timeout: until the probe was capped at the timeout's
-# edge and a probe restarted the timeout (sroce_comp_pto_jiffies(),
-# sroce_comp_tlp_fire()), each lost tail cost a whole timeout and a
+# edge and a probe restarted the timeout (sroce_retry_pto_jiffies(),
+# sroce_retry_tlp_fire()), each lost tail cost a whole timeout and a
 # retry, as with no probe at all (rc_tail_loss.sh on a CI host's debug
 # kernel, 81 ms a round trip: 22 timeouts for 66 tails lost).
 # 200 round trips of 8 KiB (two packets), about 40 tail packets dropped:

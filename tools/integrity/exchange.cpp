@@ -2,7 +2,7 @@
 /*
  * exchange mode: the message patterns that decide whether a responder may
  * hold an RC ACK back until its own next request goes out (sroce's
- * delayed ACK, kernel/sroce_resp.c), each on a fresh RC QP pair, kRounds
+ * delayed ACK, kernel/sroce_ack.c), each on a fresh RC QP pair, kRounds
  * SENDs each way (one_way: the client's only), 1 byte to a path MTU + 123.
  *
  *   pingpong   the client SENDs, the server answers each (request and
