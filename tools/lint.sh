@@ -16,9 +16,15 @@
 #   placement     every guest test in TEST_PROGS says where it runs, in one
 #                 "# place:" line of known runs and tiers that fit its
 #                 rig_suites line (tools/placement.sh --check)
+#   layers        the kernel's includes and calls go down the layer order of
+#                 Documentation/architecture.rst, no function passes 100
+#                 lines (tools/layers.sh)
+#   layers-self-test  tools/layers.sh finds an upward include, an upward
+#                 call, a header circle, an unplaced file, a Kbuild order
+#                 against the layers and a long function in a copy of the tree
 # A check with nothing to look at yet is reported as skipped.
 #
-#   tools/lint.sh [CHECK...]      (default: all six)
+#   tools/lint.sh [CHECK...]      (default: all eight)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +36,7 @@ checkpatch=${CHECKPATCH:-/usr/src/linux-source-6.1/scripts/checkpatch.pl}
 ignore_file=$here/checkpatch-ignore.txt
 work=$repo/out/lint
 checks=("$@")
-[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse sparse-6.12 clang-format shell placement)
+[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse sparse-6.12 clang-format shell placement layers layers-self-test)
 
 cd "$repo" || exit 1
 mkdir -p "$work"
@@ -221,6 +227,18 @@ check_placement() {
 	fi
 }
 
+# check_layers NAME [ARG]: tools/layers.sh [ARG]; its findings as diagnostics.
+check_layers() {
+	local name=$1 out
+	shift
+	if out=$(bash "$here/layers.sh" "$@" 2>&1); then
+		ktap_pass "$name"
+	else
+		while IFS= read -r l; do ktap_diag "$l"; done <<<"$out"
+		ktap_fail "$name"
+	fi
+}
+
 ktap_header
 ktap_plan "${#checks[@]}"
 for c in "${checks[@]}"; do
@@ -239,6 +257,8 @@ for c in "${checks[@]}"; do
 	clang-format) check_clang_format ;;
 	shell) check_shellcheck ;;
 	placement) check_placement ;;
+	layers) check_layers layers ;;
+	layers-self-test) check_layers layers-self-test --self-test ;;
 	*)
 		ktap_diag "unknown check $c"
 		ktap_fail "$c"
