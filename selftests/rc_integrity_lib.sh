@@ -11,7 +11,9 @@
 # follow. SROCE_INTEGRITY_SEED=N in the guests' environment (tools/vm/suite.sh
 # -e) replays the runs of a failed test.
 
-INTEG_BIN=${SROCE_INTEGRITY:-${RIG_REPO:-/work/main}/build/tools/integrity/sroce-integrity}
+# The checkout: the rig says where; else the one this file is in.
+INTEG_REPO=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+INTEG_BIN=${SROCE_INTEGRITY:-$INTEG_REPO/build/tools/integrity/sroce-integrity}
 
 # integ_init: a peer, the tool and this guest's device.
 integ_init() {

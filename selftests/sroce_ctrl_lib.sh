@@ -15,7 +15,9 @@
 # $RIG_IFACE ACTIVE, $RIG_IFACE up at $RIG_MTU with its addresses, no rxe,
 # no left-over netdevs or background processes.
 
-CTRL_VC=${SROCE_VERBS_CHECK:-${RIG_REPO:-/work/main}/build/tools/verbs-check/sroce-verbs-check}
+# The checkout: the rig says where; else the one this file is in.
+CTRL_REPO=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+CTRL_VC=${SROCE_VERBS_CHECK:-$CTRL_REPO/build/tools/verbs-check/sroce-verbs-check}
 CTRL_DEV=sroce0
 CTRL_IFACE=${RIG_IFACE:-eth0}
 CTRL_NETDEVS=()

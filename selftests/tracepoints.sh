@@ -33,7 +33,8 @@ rig_require_peer
 rig_require_cmd perf trace-cmd ibv_rc_pingpong
 rig_setup_dev
 gid=$(rig_gid_index "$RIG_DEV" "$RIG_IP4") || rig_fail "no RoCEv2 GID for $RIG_IP4"
-VC=${SROCE_VERBS_CHECK:-${RIG_REPO:-/work/main}/build/tools/verbs-check/sroce-verbs-check}
+repo=${RIG_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
+VC=${SROCE_VERBS_CHECK:-$repo/build/tools/verbs-check/sroce-verbs-check}
 [ -x "$VC" ] || rig_fail "no $VC (cmake --build build)"
 [ -d /sys/kernel/tracing/events/sroce ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 [ -d /sys/kernel/tracing/events/sroce ] || rig_fail "no sroce events in /sys/kernel/tracing/events"

@@ -605,7 +605,7 @@ ms_since() {
 # TEST udp_lat_pair: two datagrams each way (--pair), as RC's ACK and reply.
 udp_lat_cell() {
 	local t=$1 port=$((19515 + step % 50)) log=$RIG_OUT/logs/r$round.link.$1.log rc=0 row
-	local bin=${SROCE_UDP_LAT:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-udp-lat}
+	local bin=${SROCE_UDP_LAT:-$RIG_REPO/build/tools/bench/sroce-udp-lat}
 	local popt=()
 	[ "$t" = udp_lat_pair ] && popt=(--pair)
 	CPU_SAMPLE=""
@@ -783,8 +783,8 @@ step_done() {
 }
 
 mkdir -p "$RIG_OUT/logs"
-MANYQP=${SROCE_MANYQP:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-manyqp}
-CMRATE=${SROCE_CMRATE:-${RIG_REPO:-/work/main}/build/tools/bench/sroce-cmrate}
+MANYQP=${SROCE_MANYQP:-$RIG_REPO/build/tools/bench/sroce-manyqp}
+CMRATE=${SROCE_CMRATE:-$RIG_REPO/build/tools/bench/sroce-cmrate}
 # perftest cells through perf_pair: their logs, hook and listen time.
 # shellcheck disable=SC2034 # read by perf_pair
 PERF_LOG_DIR=$RIG_OUT/logs PERF_HOOK=cell_hook PERF_LISTEN_WAIT=40
