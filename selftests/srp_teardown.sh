@@ -25,7 +25,7 @@
 #            error; or done, and fio must end within 20 s. Then logout,
 #            unload, load again, log in.
 # Each outcome is logged ("outcome of ...") and listed again at the end.
-# timeout: 520
+# timeout: 900
 # place: debug@1
 # shellcheck source=lib/guest.sh
 . "$(dirname "$0")/lib/guest.sh"

@@ -46,6 +46,7 @@
  *     SEND and receive, atomics, another mapping, a prefetch, a discarded
  *     range; memory not mapped gives REM_ACCESS_ERR and LOC_PROT_ERR.
  */
+#include "clock.h"
 #include "commands.h"
 #include "report.h"
 #include "verbs_util.h"
@@ -60,6 +61,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -184,6 +186,8 @@ class OdpRun
 	int post(ibv_qp *qp, ibv_wr_opcode op, uint64_t laddr, uint32_t len, uint32_t lkey,
 	         uint64_t raddr = 0, uint32_t rkey = 0, uint64_t add = 0, uint64_t swap = 0);
 	int post_recv(ibv_qp *qp, uint64_t addr, uint32_t len, uint32_t lkey);
+	void settle();
+	void show_qps(ibv_qp *qp);
 	/* Waits for @want completions; their statuses in @st (first one wrong: returned). */
 	int wait(int want, ibv_wc_status *first_bad);
 	bool op(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uint32_t lkey,
@@ -213,6 +217,8 @@ class OdpRun
 	MrPtr hmr_;
 	uint8_t *odp_ = nullptr; /* the ODP region's memory (kRegion bytes) */
 	const char *last_ = "";  /* how the last op() ended */
+	int owed_ = 0;           /* completions a wait() gave up on */
+	int64_t slowest_ms_ = 0; /* the slowest op() since it was last reset */
 	MrPtr omr_;
 };
 
@@ -271,6 +277,7 @@ int OdpRun::post(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, ui
 	ibv_sge s{laddr, len, lkey};
 	ibv_send_wr w{}, *bad = nullptr;
 
+	settle();
 	w.wr_id = opc;
 	w.sg_list = &s;
 	w.num_sge = 1;
@@ -293,10 +300,70 @@ int OdpRun::post_recv(ibv_qp *qp, uint64_t addr, uint32_t len, uint32_t lkey)
 	ibv_sge s{addr, len, lkey};
 	ibv_recv_wr w{}, *bad = nullptr;
 
+	settle();
 	w.wr_id = 1000;
 	w.sg_list = &s;
 	w.num_sge = 1;
 	return ibv_post_recv(qp, &w, &bad);
+}
+
+/*
+ * Completions a timed-out wait() gave up on are taken off the CQ before
+ * the next post (waiting as long again for them): a late one must not
+ * pass for the next operation's own and fail every check after the one
+ * that timed out. One that does not come then is given up for good.
+ */
+void OdpRun::settle()
+{
+	const int64_t start = sroce_tools::now_ms();
+	const int owed = owed_;
+	ibv_wc wc[4];
+
+	while (owed_ > 0) {
+		int got = poll_cq_for(cq_.get(), wc, std::min(owed_, 4), kTimeoutMs);
+
+		if (got <= 0)
+			break;
+		owed_ -= got;
+	}
+	if (owed)
+		r_.info("%d of %d completions a wait gave up on came within %" PRId64 " ms more",
+		        owed - owed_, owed, sroce_tools::now_ms() - start);
+	owed_ = 0;
+}
+
+/*
+ * Where the two QPs of @qp's pair stand (sroce's debugfs, when there is
+ * one): what an operation without a completion leaves to go on.
+ */
+void OdpRun::show_qps(ibv_qp *qp)
+{
+	char path[128], line[160];
+	std::vector<std::string> block;
+	bool mine = false;
+
+	std::snprintf(path, sizeof(path), "/sys/kernel/debug/sroce/%s/qps",
+	              ibv_get_device_name(ctx_->device));
+	FILE *f = std::fopen(path, "r");
+	if (!f)
+		return;
+	while (std::fgets(line, sizeof(line), f)) {
+		unsigned qpn;
+		line[strcspn(line, "\n")] = 0;
+		if ((std::sscanf(line, "qpn %u", &qpn) == 1 ||
+		     std::sscanf(line, "dest_qpn %u", &qpn) == 1) &&
+		    qpn == qp->qp_num)
+			mine = true;
+		if (line[0]) {
+			block.push_back(line);
+			continue;
+		}
+		for (size_t k = 0; mine && k < block.size(); k++)
+			r_.info("%s", block[k].c_str());
+		block.clear();
+		mine = false;
+	}
+	std::fclose(f);
 }
 
 int OdpRun::wait(int want, ibv_wc_status *first_bad)
@@ -304,6 +371,8 @@ int OdpRun::wait(int want, ibv_wc_status *first_bad)
 	ibv_wc wc[4];
 	int got = poll_cq_for(cq_.get(), wc, want, kTimeoutMs);
 
+	if (got >= 0 && got < want)
+		owed_ += want - got;
 	*first_bad = IBV_WC_SUCCESS;
 	for (int i = 0; i < got; i++)
 		if (wc[i].status != IBV_WC_SUCCESS && *first_bad == IBV_WC_SUCCESS)
@@ -319,8 +388,12 @@ bool OdpRun::op(ibv_qp *qp, ibv_wr_opcode opc, uint64_t laddr, uint32_t len, uin
 	last_ = "post failed";
 	if (post(qp, opc, laddr, len, lkey, raddr, rkey, add, swap))
 		return false;
-	if (wait(1, &st) != 1) {
+	const int64_t start = sroce_tools::now_ms();
+	const int got = wait(1, &st);
+	slowest_ms_ = std::max(slowest_ms_, sroce_tools::now_ms() - start);
+	if (got != 1) {
 		last_ = "no completion";
+		show_qps(qp);
 		return false;
 	}
 	last_ = ibv_wc_status_str(st);
@@ -484,6 +557,7 @@ int OdpRun::churn_traffic(Pair &p, uint8_t *t, uint64_t *word, Churn &c, int rou
 
 	*bad = 0;
 	*word = 0;
+	slowest_ms_ = 0;
 	if (pthread_create(&th, nullptr, churn_main, &c)) {
 		*bad = -1;
 		return 0;
@@ -527,9 +601,10 @@ void OdpRun::under_traffic(Pair &p)
 	              "a thread that forks and discards pages of the region"))
 		return;
 	r_.check(!bad && *word == uint64_t(rounds), "churn.traffic",
-	         "%d rounds of WRITE, READ and fetch-and-add (%s) during %u forks and %u discards"
-	         " (word %" PRIu64 ")",
-	         i, kTrafficOp[bad], c.forks, c.discards, *word);
+	         "%d rounds of WRITE, READ and fetch-and-add (%s%s%s) during %u forks and %u "
+	         "discards (word %" PRIu64 "; the slowest operation %" PRId64 " ms)",
+	         i, kTrafficOp[bad], bad ? ": " : "", bad ? last_ : "", c.forks, c.discards, *word,
+	         slowest_ms_);
 	r_.check(c.forks > 0 && c.discards > 0 && !c.fork_errors, "churn.ran",
 	         "the churn thread forked %u times and discarded %u times, %d fork errors", c.forks,
 	         c.discards, c.fork_errors);
