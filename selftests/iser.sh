@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # A kernel ULP over the RDMA devices: iSCSI Extensions for RDMA (iSER;
-# lib/iser.sh). Guest a runs the LIO target, set up with targetcli: a 64 MiB
-# RAM disk (brd) as a block backstore, an iSCSI target with one LUN, an ACL
+# lib/iser.sh). Guest a runs the LIO target, set up through configfs: a
+# 64 MiB RAM disk (brd) as an iblock backstore, an iSCSI target with one LUN, an ACL
 # for guest b's initiator name and a portal on its address with iSER enabled
 # (ib_isert). Guest b runs open-iscsi (iscsid and iscsiadm, with a writable
 # copy of /etc/iscsi bound over the read-only one) through an iface with
@@ -32,9 +32,7 @@
 rig_suites sroce-sroce sroce-rxe rxe-sroce
 
 rig_require_peer
-if rig_is_a; then
-	rig_require_cmd targetcli dbus-run-session
-else
+if rig_is_b; then
 	rig_require_cmd iscsid iscsiadm mkfs.ext4
 fi
 rig_setup_dev

@@ -8,8 +8,9 @@
 # it goes, where the I/O may ride the teardown out), b's side goes away in
 # four ways. Every wait is bounded, a hang is a failure (the rig counts
 # hung-task reports and splats as failures too); after each teardown b
-# logs in again where it has to and a verified fio pass (2 MiB, crc32c)
-# must succeed. The session's states are sampled until fio ends.
+# logs in again where it has to and a verified fio pass (2 MiB, 512 KiB
+# with SROCE_SHORT=1; crc32c) must succeed. The session's states are
+# sampled until fio ends.
 #   logout   iscsiadm --logout: fio must end within 20 s (errors: I/O
 #            errors, or ENOSPC once the disk is deleted, its capacity 0)
 #   device   rdma link delete of b's RDMA device: fio must end within 30 s
@@ -36,9 +37,7 @@
 rig_suites sroce-sroce
 
 rig_require_peer
-if rig_is_a; then
-	rig_require_cmd targetcli dbus-run-session
-else
+if rig_is_b; then
 	rig_require_cmd iscsid iscsiadm fio
 fi
 rig_setup_dev

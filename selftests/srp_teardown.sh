@@ -9,8 +9,8 @@
 # where the I/O may ride the teardown out), b's side goes away in four
 # ways. Every wait is bounded, a hang is a failure (the rig counts
 # hung-task reports and splats as failures too); after each teardown b
-# logs in again where it has to and a verified fio pass (2 MiB, crc32c)
-# must succeed.
+# logs in again where it has to and a verified fio pass (2 MiB, 512 KiB
+# with SROCE_SHORT=1; crc32c) must succeed.
 #   logout   the remote port deleted (srp_remote_ports/*/delete): fio must
 #            end within 20 s (errors: I/O errors, or ENOSPC once the disk
 #            is deleted, its capacity 0)

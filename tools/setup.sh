@@ -30,8 +30,8 @@ set -euo pipefail
 # cpio/kmod/xz for the initramfs, and the RDMA user space the guests borrow
 # from the host root (rdma-core, perftest, iproute2's rdma, pyverbs, tcpdump,
 # the NFS server and client for nfs_rdma.sh, openssl for test patterns; the
-# storage stack's user space: fio, nvme-cli, targetcli-fb for LIO targets,
-# open-iscsi for the iSER initiator, srptools; udev's udevadm watches the
+# storage stack's user space: fio, nvme-cli, open-iscsi for the iSER
+# initiator, srptools (LIO targets are set up through configfs); udev's udevadm watches the
 # kernel's uevents).
 # The benchmark (tools/bench/): gnuplot for its plot, perf for --profile;
 # perf and trace-cmd read sroce's tracepoints (tracepoints.sh).
@@ -43,7 +43,7 @@ PACKAGES=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs iproute2 iperf3
 	nfs-kernel-server openssl
-	fio nvme-cli targetcli-fb dbus-daemon open-iscsi srptools udev
+	fio nvme-cli open-iscsi srptools udev
 	sparse clang-format shellcheck
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd tcpdump
 	procps util-linux coreutils gawk

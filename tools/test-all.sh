@@ -12,15 +12,17 @@
 #                   test: at nice 19 in the background when guests follow,
 #                   reported after the guests
 #   4. rig          tools/vm/selftest.sh, the rig's own self-tests (shard 3);
-#                   its canaries on the debug kernel run beside step 7
+#                   its canaries on the debug kernel run in step 7
 #   5. guests       the runs of tools/placement.sh (each test's "# place:"
 #                   line says in which runs and tiers it runs): the pair runs
 #                   on stock kernels (stock, smp2, sroce-rxe, rxe-sroce,
 #                   6.12, 6.12-rxe, cross), one boot each
 #   6. bench        tools/bench/bench.sh --smoke: the benchmark runs and
 #                   produces every number (none is judged)
-#   7. one guest    the one-guest runs (stock-1, 6.12-1, debug-1) in two
-#                   lanes side by side, then the debug kernel's pair run
+#   7. one guest    the one-guest runs (stock-1, 6.12-1) in two lanes side
+#                   by side, the rig's canaries, then the debug kernel's
+#                   pair run, whose boot runs the one-guest tests placed on
+#                   that kernel (debug-1) first, half in each guest
 # What runs: the gate (every submission: steps 1-3, the bench smoke and the
 # tests placed "@gate") and one shard of three ("@1", "@2" or "@3"; the rig
 # self-tests are shard 3's), picked from the commit: shard = (number of
@@ -565,9 +567,9 @@ fi
 # self-tests, once the debug kernel is built): each bug that kernel is there
 # to catch must fail its run with its detector's reason. Two debug guests
 # side by side: 96 s on an idle host (240 s is its estimate for the
-# budget). Started in the background with the one-guest lanes, whose
-# second lane (stock-1, 6.12-1) ends long before the first (debug-1):
-# they take that idle time; reported after the debug pair.
+# budget). After the one-guest lanes, by themselves: the lanes keep both
+# cores busy now that the debug kernel's one-guest tests run in its pair
+# boot, and beside them they would make four guests on two cores.
 canary_pid=""
 rig_canaries_start() {
 	local est=240
@@ -589,7 +591,7 @@ rig_canaries_report() {
 	fi
 	wait "$canary_pid"
 	count_ktap rig "$logs/rig-canaries.log"
-	echo "$summary ($(took "$canary_t0") from their start, beside the lanes)"
+	echo "$summary ($(took "$canary_t0"))"
 	grep -q '^not ok' "$logs/rig-canaries.log" && show_failures "$logs/rig-canaries.log"
 }
 
@@ -656,21 +658,28 @@ test_limit() {
 	l=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "selftests/$1" 2>/dev/null | head -n 1)
 	echo "${l:-240}"
 }
-# estimate LABEL "A.sh,B.sh": seconds.
-# (The debug kernel's one-guest rigs, sroce-debug-1 and -2, share their
-# tests' times: a test may run in either.)
+# estimate LABEL "A.sh,B.sh" [SOLO_A SOLO_B]: seconds; with the one-guest
+# lists of a pair run (guest_run), the longer of them counts.
+# (The debug pair run's one-guest lists fall back on the times of the
+# one-guest rigs sroce-debug-1, -2 of older trees; its own record wins.)
 estimate() {
-	local label=$1 tt s sum boot=60 rec=$times_dir/$1 recs
+	local label=$1 s sum boot=60 rec=$times_dir/$1 recs a b
 	[[ "$label" == *debug* ]] && boot=240
 	recs=("$rec")
-	[[ "$label" == sroce-debug-? ]] && recs=("$times_dir"/sroce-debug-?)
+	[ "$label" = sroce-sroce-debug ] && recs=("$times_dir"/sroce-debug-? "$rec")
 	s=$(awk '$1 == "boot" { print $2 }' "$rec" 2>/dev/null)
 	sum=${s:-$boot}
-	for tt in ${2//,/ }; do
-		s=$(awk -v t="${tt%.sh}" '$1 == t { v = $2 } END { print v }' "${recs[@]}" 2>/dev/null)
-		sum=$((sum + ${s:-$(($(test_limit "$tt") / 3))}))
-	done
-	echo "$sum"
+	test_sum() {
+		local tt t=0
+		for tt in ${1//,/ }; do
+			s=$(awk -v t="${tt%.sh}" '$1 == t { v = $2 } END { print v }' "${recs[@]}" 2>/dev/null)
+			t=$((t + ${s:-$(($(test_limit "$tt") / 3))}))
+		done
+		echo "$t"
+	}
+	a=$(test_sum "${3:-}")
+	b=$(test_sum "${4:-}")
+	echo $((sum + $(test_sum "$2") + (a > b ? a : b)))
 }
 # record_times LABEL: keep the times of the run that just ended (its log).
 record_times() {
@@ -679,7 +688,11 @@ record_times() {
 	total=$((end - start))
 	sed -n 's/^ *# \([a-z0-9_]*\): \([0-9]*\) s; memory after.*/\1 \2/p' "$log" >"$logs/times-$label"
 	[ -s "$logs/times-$label" ] || return 0
-	sum=$(awk '{ s += $2 } END { print s + 0 }' "$logs/times-$label")
+	# The tests' time: the pair tests', and the longer of the one-guest
+	# lists the guests ran side by side ("(one guest, a)").
+	sum=$(sed -n 's/^ *# [a-z0-9_]*: \([0-9]*\) s; memory after.*(one guest, \([ab]\))$/\2 \1/p
+		s/^ *# [a-z0-9_]*: \([0-9]*\) s; memory after.*[^)]$/- \1/p' "$log" |
+		awk '{ t[$1] += $2 } END { print t["-"] + (t["a"] > t["b"] ? t["a"] : t["b"]) }')
 	echo "boot $((total > sum ? total - sum : 0))" >>"$logs/times-$label"
 	# Tests of this label not run this time keep their old times.
 	[ -f "$times_dir/$label" ] && awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen)' \
@@ -687,14 +700,18 @@ record_times() {
 	cp "$logs/times-$label" "$times_dir/$label" 2>/dev/null || true
 }
 
-# Whole-run limit: the sum of its tests' limits plus boot (suite.sh's own
-# default), but never past the budget, so that a hung run still leaves
-# the summary inside CI's time.
+# run_limit "A.sh,..." [SOLO_A SOLO_B]: whole-run limit: the sum of its
+# tests' limits plus boot (suite.sh's own default), but never past the
+# budget, so that a hung run still leaves the summary inside CI's time.
 run_limit() {
-	local tt lim=240 left
+	local tt lim=240 left a=0 b=0 solo_a=${2:-} solo_b=${3:-}
 	for tt in ${1//,/ }; do
 		lim=$((lim + $(test_limit "$tt") + 15))
 	done
+	# The one-guest lists of a pair run side by side: the longer counts.
+	for tt in ${solo_a//,/ }; do a=$((a + $(test_limit "$tt") + 15)); done
+	for tt in ${solo_b//,/ }; do b=$((b + $(test_limit "$tt") + 15)); done
+	lim=$((lim + (a > b ? a : b)))
 	if [ "$budget" -gt 0 ]; then
 		left=$((budget - (EPOCHSECONDS - t_start)))
 		[ "$left" -lt 60 ] && left=60
@@ -719,12 +736,16 @@ not_run() {
 	done
 }
 
-# guest_run RUN: one boot for RUN's tests, reported as its label.
+# guest_run RUN [SOLO_RUN]: one boot for RUN's tests, reported as its
+# label; with SOLO_RUN (a one-guest run of the same kernel), its tests go
+# into the same boot, split in two lists that the two guests run side by
+# side before the pair tests (tools/vm/suite.sh --solo-a, --solo-b).
 guest_run() {
-	local run=$1 label tests est
+	local run=$1 label tests est solo="" halves=("" "")
 	tests=$(run_tests "$run")
 	[ -n "$tests" ] || return 0
 	label=$(run_label "$run")
+	[ -n "${2:-}" ] && solo=$(run_tests "$2")
 	step "guests: $label"
 	t=$EPOCHSECONDS
 	if [ "$(run_built "$run")" != 1 ]; then
@@ -732,13 +753,15 @@ guest_run() {
 		case_result "suite $label" skip
 		return
 	fi
-	est=$(estimate "$label" "$tests")
+	[ -n "$solo" ] && mapfile -t halves < <(split_tests "$solo" "$label")
+	est=$(estimate "$label" "$tests" "${halves[0]}" "${halves[1]:-}")
 	if over_budget "$est"; then
-		not_run "$label" "$tests" "budget: about $est s, $((budget - (EPOCHSECONDS - t_start))) s left of $budget"
+		not_run "$label" "$tests${solo:+,$solo}" "budget: about $est s, $((budget - (EPOCHSECONDS - t_start))) s left of $budget"
 		return
 	fi
 	# shellcheck disable=SC2046 # the run's arguments, word-split
-	bash tools/vm/suite.sh -t "$(run_limit "$tests")" --tests "$tests" $(run_args "$run") \
+	bash tools/vm/suite.sh -t "$(run_limit "$tests" "${halves[0]}" "${halves[1]:-}")" --tests "$tests" \
+		${solo:+--solo-a "${halves[0]}" --solo-b "${halves[1]:-}"} $(run_args "$run") \
 		>"$logs/suite-$label.log" 2>&1
 	local rc=$?
 	echo "$t $EPOCHSECONDS" >"$logs/suite-$label.when"
@@ -775,8 +798,13 @@ suite_result() {
 # The one-guest runs, in two lanes side by side (a one-guest test in a
 # pair would keep one of CI's two cores idle with guest b). Each lane runs
 # its rigs one after the other; the rigs go to the lanes longest first,
-# each to the lane that ends sooner. A debug-1 that would take longer than
-# all the others together is split in two rigs (sroce-debug-1, -2) first.
+# each to the lane that ends sooner. The debug kernel's one-guest tests
+# (debug-1) are not here when that kernel has a pair run: they go into its
+# boot, each guest a half (guest_run debug debug-1; the gate always has
+# debug pair tests, so a debug-1 lane is left only for a tree without).
+# Measured before: as a lane of its own, debug-1 took 586-773 s (its boot
+# and KMEMLEAK's scans 161 s of it) while the other lane's stock-1 and
+# 6.12-1 ended after 237-308 s, and the debug pair started only then.
 # Tried and taken back: a one-guest rig beside a pair run (three busy
 # guests on two cores: the one-guest rig's control tests took 2.5 times as
 # long).
@@ -804,44 +832,18 @@ split_tests() {
 	}
 }
 
-# makespan N...: when the last of two lanes ends, the numbers given to
-# them longest first, each to the lane that ends sooner.
-makespan() {
-	local n a=0 b=0
-	for n in $(printf '%s\n' "$@" | sort -rn); do
-		if [ "$a" -le "$b" ]; then a=$((a + n)); else b=$((b + n)); fi
-	done
-	echo $((a > b ? a : b))
-}
-
 one_guest_lanes() {
-	local run r i label tests ests=() dbg_est halves lane0=0 lane1=0 start order
+	local run r i label tests lane0=0 lane1=0 start order
 	local -a lane_of=() est_of=() labels=() testss=() argss=() built=() pids=()
 	for run in stock-1 6.12-1 debug-1; do
 		tests=$(run_tests "$run")
 		[ -n "$tests" ] || continue
+		[ "$run" = debug-1 ] && [ -n "$(run_tests debug)" ] && continue
 		label=$(run_label "$run")
-		if [ "$run" = debug-1 ] && [[ "$tests" == *,* ]]; then
-			# In two rigs when that ends sooner, their second boot
-			# (and KMEMLEAK's scans) counted.
-			dbg_est=$(estimate "$label" "$tests")
-			mapfile -t halves < <(split_tests "$tests" "$label")
-			if [ -n "${halves[1]}" ] &&
-				[ "$(makespan "${ests[@]}" "$(estimate sroce-debug-1 "${halves[0]}")" \
-					"$(estimate sroce-debug-2 "${halves[1]}")")" -lt \
-					"$(makespan "${ests[@]}" "$dbg_est")" ]; then
-				labels+=(sroce-debug-1 sroce-debug-2)
-				testss+=("${halves[0]}" "${halves[1]}")
-				argss+=("$(run_args "$run")" "$(run_args "$run")")
-				built+=("$(run_built "$run")" "$(run_built "$run")")
-				continue
-			fi
-		fi
 		labels+=("$label")
 		testss+=("$tests")
 		argss+=("$(run_args "$run")")
 		built+=("$(run_built "$run")")
-		ests+=("$(estimate "$label" "$tests")")
 	done
 	[ ${#labels[@]} -gt 0 ] || return 0
 	# Longest first, each to the lane that ends sooner; a rig that would
@@ -957,12 +959,12 @@ elif [ "$guests" = 1 ]; then
 	# (The host checks go on beside them at nice 19: waiting for them
 	# here left the guests idle for 150 s when ccache was cold.)
 	need_debug && debug_kernel_finish
-	[ "$rig" = 1 ] && [ "$dbg_ok" = 1 ] && rig_canaries_start
 	one_guest_lanes
-	guest_run debug
-	if [ -n "$canary_pid" ] || [ -e "$logs/rig-canaries.skip" ]; then
+	if [ "$rig" = 1 ] && [ "$dbg_ok" = 1 ]; then
+		rig_canaries_start
 		rig_canaries_report
 	fi
+	guest_run debug debug-1
 fi
 if [ -n "$host_pid" ]; then
 	wait "$host_pid"

@@ -26,10 +26,14 @@ blk_fio() {
 
 # blk_fio_bg NAME SECONDS DEV ARGS...: the same in the background for
 # SECONDS of 4 KiB I/O (time-based); pid in BLK_FIO_PID. Returns once the
-# I/O flows: 1 MiB more block I/O submitted on this guest than at the
-# start, more than the jobs can have in flight at once (the guest's root
-# is 9p: fio's is the only block I/O), so some of it has completed. Fails
-# when fio ends first or no I/O flows within 20 s. Its status and summary
+# I/O flows: 256 KiB more block I/O submitted on this guest than at the
+# start, more than the teardown tests' jobs can have in flight at once (two
+# jobs at depth 16: 128 KiB; the guest's root is 9p: fio's is the only
+# block I/O), so some of it has completed. Fails when fio ends first or no
+# I/O flows within 20 s. (It waited for 1 MiB: on the debug kernel, where
+# this I/O moves at 100-300 KiB/s, the 5 s of the rmmod phases' load
+# sometimes ended first, and iser_teardown failed with "fio rmmod ended at
+# once".) Its status and summary
 # come from blk_fio_ends (or the caller's own watch, then
 # blk_fio_summary).
 blk_fio_bg() {
@@ -42,7 +46,7 @@ blk_fio_bg() {
 	BLK_FIO_PID=$RIG_BG_PID
 	BLK_FIO_NAME=$name
 	end=$((EPOCHSECONDS + $(rig_limit 20)))
-	while [ $(($(blk_io_kib) - base)) -lt 1024 ]; do
+	while [ $(($(blk_io_kib) - base)) -lt 256 ]; do
 		kill -0 "$BLK_FIO_PID" 2>/dev/null ||
 			rig_fail "fio $name ended at once ($(tail -n 3 "$RIG_TEST_OUT/$name.log"))"
 		[ "$EPOCHSECONDS" -ge "$end" ] && rig_fail "fio $name: no I/O within $(rig_limit 20) s"
@@ -183,12 +187,17 @@ blk_load_bg() {
 
 # blk_verified NAME DEV: a verified pass on DEV: two jobs of random 4 KiB
 # writes at depth 16 over 1 MiB each, all read back and compared; fails
-# the test on an error.
+# the test on an error. With SROCE_SHORT=1 (the debug kernel's runs, where
+# this I/O moves at 100-300 KiB/s and a pass took 15-25 s) 256 KiB each:
+# still 64 blocks a job, written, read back and compared after the
+# teardown before it.
 blk_verified() {
-	blk_fio "$1" 60 "$2" --iodepth=16 --numjobs=2 --size=1M --offset_increment=16M \
+	local kib=1024
+	[ "${SROCE_SHORT:-0}" = 1 ] && kib=256
+	blk_fio "$1" 60 "$2" --iodepth=16 --numjobs=2 --size="${kib}k" --offset_increment=16M \
 		--rw=randwrite --bs=4k "${BLK_VERIFY[@]}" ||
 		rig_fail "$1: the verified fio pass on $2 failed (status $?)"
-	rig_log "$1: 2 MiB of random writes on $2 read back, crc32c verified"
+	rig_log "$1: $((2 * kib)) KiB of random writes on $2 read back, crc32c verified"
 }
 
 # blk_outcome WHAT TEXT: what WHAT did to the I/O, logged and kept for

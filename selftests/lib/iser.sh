@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # iSCSI Extensions for RDMA, for the guest tests that use it (iser.sh,
-# iser_teardown.sh): on guest a the LIO target, set up with targetcli (a
-# RAM disk (brd) as a block backstore, an iSCSI target with one LUN, an
+# iser_teardown.sh): on guest a the LIO target, set up through configfs (a
+# RAM disk (brd) as an iblock backstore, an iSCSI target with one LUN, an
 # ACL for guest b's initiator name and a portal on a's address with iSER
 # enabled: ib_isert); on guest b open-iscsi (iscsid and iscsiadm, with a
 # writable copy of /etc/iscsi bound over the read-only one) through an
@@ -42,48 +42,41 @@ iser_cm_check() {
 
 # --- guest a: the LIO target -------------------------------------------
 
-# iser_tcli NAME: run the targetcli commands on stdin in one targetcli
-# shell (one Python start-up, seconds under TCG); output in
-# RIG_TEST_OUT/targetcli-NAME.log. Its status says little (the shell goes
-# on after a failed command): the callers check configfs. targetcli asks
-# the system D-Bus for tcmu-runner's backstores and exits when there is no
-# bus at all, as in the guest: it gets a private bus of its own, gone when
-# it exits.
-iser_tcli() {
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	rig_run 90 dbus-run-session -- \
-		sh -c 'DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS exec targetcli' \
-		>"$RIG_TEST_OUT/targetcli-$1.log" 2>&1
-}
+# The target is set up and torn down through LIO's configfs tree directly,
+# as lib/srp.sh does for ib_srpt, not with targetcli: targetcli is a
+# Python program (rtslib), and on the debug kernel under TCG its one shell
+# took 145 s to set this target up and its clearconfig about as long
+# again, most of iser_teardown's 646 s there; the directory and file
+# operations below take seconds. They are what targetcli's commands did
+# for this target (its "block" backstore is LIO's iblock).
 
 # iser_target_up MIB: a MIB MiB RAM disk as LUN 0 of the target, its portal
 # on this guest's address with iSER on.
 iser_target_up() {
-	local ip=${RIG_IP4%/*} iqn=$ISER_IQN_T np v
+	local ip=${RIG_IP4%/*} iqn=$ISER_IQN_T bs=$ISER_CFG/core/iblock_0/iser0 acl np v
 	# A RAM disk of our size (another test may have left brd loaded).
 	rig_unload brd || rig_fail "cannot unload brd"
 	modprobe brd rd_nr=1 rd_size=$(($1 << 10)) max_part=0 || rig_fail "modprobe brd"
-	iser_tcli setup <<-EOF
-		set global color_mode=false auto_save_on_exit=false auto_add_default_portal=false
-		/backstores/block create name=iser0 dev=/dev/ram0
-		/iscsi create $iqn
-		/iscsi/$iqn/tpg1/luns create /backstores/block/iser0
-		/iscsi/$iqn/tpg1/acls create $ISER_IQN_I
-		/iscsi/$iqn/tpg1 set attribute authentication=0
-		/iscsi/$iqn/tpg1/portals create $ip $ISER_PORT
-		/iscsi/$iqn/tpg1/portals/$ip:$ISER_PORT enable_iser boolean=true
-		ls /iscsi
-		exit
-	EOF
+	[ -b /dev/ram0 ] || rig_fail "no /dev/ram0"
+	modprobe iscsi_target_mod || rig_fail "modprobe iscsi_target_mod"
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	acl=$ISER_TPG/acls/$ISER_IQN_I
 	np=$ISER_TPG/np/$ip:$ISER_PORT
+	mkdir -p "$bs" || rig_fail "cannot create the iblock backstore"
+	echo udev_path=/dev/ram0 >"$bs/control" && echo 1 >"$bs/enable" ||
+		rig_fail "cannot enable the backstore on /dev/ram0"
+	mkdir -p "$ISER_TPG/lun/lun_0" || rig_fail "cannot create the target $iqn and its TPG"
+	ln -s "$bs" "$ISER_TPG/lun/lun_0/iser0" || rig_fail "cannot make LUN 0"
+	mkdir -p "$acl/lun_0" || rig_fail "cannot create the ACL $ISER_IQN_I"
+	ln -s "$ISER_TPG/lun/lun_0" "$acl/lun_0/lun_0" || rig_fail "cannot map LUN 0 in the ACL"
+	echo 0 >"$ISER_TPG/attrib/authentication" || rig_fail "cannot turn authentication off"
+	# A portal is a TCP one first; iser=1 adds the iSER one (ib_isert).
+	mkdir "$np" || rig_fail "cannot create the portal $ip:$ISER_PORT"
+	echo 1 >"$np/iser" || rig_fail "cannot enable iSER on the portal (ib_isert)"
+	echo 1 >"$ISER_TPG/enable" || rig_fail "cannot enable the TPG"
 	v=""
-	[ -e "$np/iser" ] && read -r v <"$np/iser"
-	if [ "$v" != 1 ] || ! [ -e "$ISER_TPG/lun/lun_0" ] || ! [ -e "$ISER_TPG/acls/$ISER_IQN_I/lun_0" ]; then
-		cat "$RIG_TEST_OUT/targetcli-setup.log"
-		rig_fail "targetcli did not set up an iSER portal with a LUN (see targetcli-setup.log)"
-	fi
-	read -r v <"$ISER_TPG/enable"
-	[ "$v" = 1 ] || rig_fail "the TPG is not enabled"
+	read -r v <"$np/iser"
+	[ "$v" = 1 ] || rig_fail "the portal's iser is '$v', not 1"
 	rig_log "LIO target $iqn on $ip:$ISER_PORT (np iser=1), LUN 0 = /dev/ram0 ($1 MiB), ACL $ISER_IQN_I"
 }
 
@@ -105,15 +98,29 @@ iser_target_check() {
 	rig_log "target: session of $ISER_IQN_I logged in, connected over $ISER_CM"
 }
 
-# iser_target_down: remove the configuration and unload the target's
-# modules (not brd). Status 1 when the configuration stays.
+# iser_target_down: remove the configuration, as far as it got, in reverse
+# order, and unload the target's modules (not brd). Status 1 when the
+# configuration stays.
 iser_target_down() {
-	if [ -d "$ISER_CFG/core" ]; then
-		printf '%s\n' "set global auto_save_on_exit=false" "clearconfig confirm=True" exit |
-			iser_tcli teardown
+	local bs=$ISER_CFG/core/iblock_0/iser0 acl=$ISER_TPG/acls/$ISER_IQN_I np
+	if [ -d "$ISER_TPG" ]; then
+		echo 0 >"$ISER_TPG/enable"
+		rm -f "$acl/lun_0/lun_0"
+		[ -d "$acl" ] && rmdir "$acl/lun_0" "$acl"
+		for np in "$ISER_TPG"/np/*; do
+			[ -d "$np" ] || continue
+			[ "$(cat "$np/iser" 2>/dev/null)" = 1 ] && echo 0 >"$np/iser"
+			rmdir "$np"
+		done
+		rm -f "$ISER_TPG/lun/lun_0/iser0"
+		[ -d "$ISER_TPG/lun/lun_0" ] && rmdir "$ISER_TPG/lun/lun_0"
+		rmdir "$ISER_TPG"
 	fi
-	if [ -d "$ISER_CFG/iscsi/$ISER_IQN_T" ]; then
-		cat "$RIG_TEST_OUT/targetcli-teardown.log"
+	[ -d "$ISER_CFG/iscsi/$ISER_IQN_T" ] && rmdir "$ISER_CFG/iscsi/$ISER_IQN_T"
+	[ -d "$bs" ] && rmdir "$bs"
+	[ -d "$ISER_CFG/core/iblock_0" ] && rmdir "$ISER_CFG/core/iblock_0"
+	if [ -d "$ISER_CFG/iscsi/$ISER_IQN_T" ] || [ -d "$bs" ]; then
+		find "$ISER_CFG/iscsi" "$ISER_CFG/core" -maxdepth 3 2>/dev/null
 		return 1
 	fi
 	# The fabric's folder holds its module.

@@ -265,9 +265,120 @@ report() {
 	"$@"
 }
 
+# --- one-guest tests before the pair's -------------------------------------
+# RIG_SOLO_A and RIG_SOLO_B (tools/vm/suite.sh --solo-a, --solo-b; comma
+# lists): one-guest tests that this pair rig runs before its pair tests,
+# each guest its own list, side by side and not in step: every test of a
+# list runs as in a one-guest rig (no peer, RIG_NGUESTS=1, suite
+# RIG_SOLO_SUITE, by default the guest's device type). The debug kernel's
+# one-guest tests run so (tools/test-all.sh): one boot of that slow kernel
+# fewer, and both of CI's two cores busy with them. Guest a reports every
+# one of them, its own as they end and b's once b's list is done, before
+# the pair tests; each guest waits for the other's list to end (bounded by
+# the sum of its tests' time limits) before the first pair test.
+solo_list() {
+	local v=RIG_SOLO_${1^^}
+	echo "${!v:-}" | tr ',' ' '
+}
+read -ra solo_own <<<"$(solo_list "$role")"
+solo_peer=()
+[ -n "$peer" ] && read -ra solo_peer <<<"$(solo_list "$peer")"
+solo_suite=${RIG_SOLO_SUITE:-$RIG_DEV_TYPE}
+solo_dir() { echo "$RIG_SHARED/sync/solo-$1/$(printf %02d "$2")-${3%.sh}"; }
+
+# solo_run: this guest's list, each test in a sync folder of its own.
+solo_run() {
+	local n=0 t name script sync keep_peer=$peer keep_suite=$RIG_SUITE
+	local keep_ptype=$RIG_PEER_DEV_TYPE keep_n=${RIG_NGUESTS:-1}
+	peer=""
+	export RIG_PEER_ROLE="" RIG_NGUESTS=1 RIG_SUITE=$solo_suite RIG_PEER_DEV_TYPE=""
+	for t in "${solo_own[@]}"; do
+		n=$((n + 1))
+		name=${t%.sh}
+		script=$dir/$t
+		sync=$(solo_dir "$role" "$n" "$t")
+		mkdir -p "$sync"
+		if [ ! -f "$script" ]; then
+			echo "no such test" >"$sync/$role.reason"
+			echo 1 >"$sync/$role.rc"
+			: >"$sync/$role.done"
+		else
+			suites_of "$script"
+			if [ "${RIG_ALL_SUITES:-0}" != 1 ] && [ -n "$SUITES_OF" ] &&
+				[[ " $SUITES_OF " != *" $solo_suite "* ]]; then
+				echo "covered by suites $SUITES_OF" >"$sync/$role.skip"
+				echo "$KSFT_SKIP" >"$sync/$role.rc"
+				echo 0 >"$sync/$role.time"
+				: >"$sync/$role.done"
+			else
+				run_half "$script" "$name" "$sync"
+			fi
+		fi
+		mem_line >"$sync/$role.mem"
+		[ "$role" = a ] && solo_report "$role" "$n" "$t"
+		[ "$role" = a ] || echo "# [$role] $name (one guest): status $(cat "$sync/$role.rc")"
+	done
+	: >"$RIG_SHARED/sync/solo-$role.done"
+	peer=$keep_peer
+	export RIG_PEER_ROLE=$peer RIG_NGUESTS=$keep_n RIG_SUITE=$keep_suite RIG_PEER_DEV_TYPE=$keep_ptype
+}
+
+# solo_report ROLE N TEST: the KTAP line of ROLE's Nth one-guest test, after
+# its log.
+solo_report() {
+	local r=$1 name=${3%.sh} sync rc reason
+	sync=$(solo_dir "$r" "$2" "$3")
+	sed 's/^/# /' "$RIG_SHARED/$r/tests/$name/$r.log" 2>/dev/null
+	if [ ! -e "$sync/$r.done" ]; then
+		ktap_diag "$name: guest $r did not report this one-guest test"
+		ktap_fail "$name"
+		return
+	fi
+	rc=$(cat "$sync/$r.rc")
+	ktap_diag "$name: $(cat "$sync/$r.time") s; memory after: $(cat "$sync/$r.mem" 2>/dev/null) (one guest, $r)"
+	case "$rc" in
+	0) ktap_pass "$name" ;;
+	"$KSFT_SKIP") ktap_skip "$name" "$(head -n 1 "$sync/$r.skip" 2>/dev/null || echo skipped)" ;;
+	*)
+		[ -f "$sync/$r.reason" ] && ktap_diag "$name: [$r] $(cat "$sync/$r.reason")"
+		ktap_fail "$name"
+		;;
+	esac
+}
+
+# solo_wait_peer T0: wait for the peer's list to end, at most the sum of its
+# tests' time limits (plus a boot's wait) from T0.
+solo_wait_peer() {
+	local t end=$(($1 + first_wait))
+	[ ${#solo_peer[@]} -gt 0 ] || return 0
+	for t in "${solo_peer[@]}"; do
+		[ -f "$dir/$t" ] && end=$((end + $(test_timeout "$dir/$t") + 15))
+	done
+	until [ -e "$RIG_SHARED/sync/solo-$peer.done" ]; do
+		if [ "$(now)" -ge "$end" ]; then
+			report ktap_diag "guest $peer did not end its one-guest tests in time"
+			return 1
+		fi
+		nap 0.5
+	done
+}
+
 report ktap_header
-report ktap_plan "${#tests[@]}"
+report ktap_plan $((${#tests[@]} + ${#solo_own[@]} + ${#solo_peer[@]}))
 report ktap_diag "suite ${RIG_SUITE}: a=${RIG_DEV_TYPE} b=${RIG_PEER_DEV_TYPE:-none}, kernel $(uname -r)"
+if [ $((${#solo_own[@]} + ${#solo_peer[@]})) -gt 0 ]; then
+	solo_t0=$(now)
+	report ktap_diag "one-guest tests first, side by side (suite $solo_suite): a: ${solo_own[*]:-none}; b: ${solo_peer[*]:-none}"
+	solo_run
+	solo_wait_peer "$solo_t0"
+	if [ "$role" = a ]; then
+		n=0
+		for t in "${solo_peer[@]}"; do
+			n=$((n + 1))
+			solo_report "$peer" "$n" "$t"
+		done
+	fi
+fi
 n=0
 for t in "${tests[@]}"; do
 	n=$((n + 1))

@@ -134,8 +134,7 @@ bench_plan_init() {
 	smoke)
 		BENCH_TESTS+="send_lat 2 ib_send_lat -s 2"$'\n'
 		BENCH_TESTS+="nvme_randread 4096 sroce-nvmeof randread"$'\n'
-		# (No iSER cell: targetcli's set-up and teardown, about 25 s a
-		# pair, would nearly double the smoke run.)
+		# (No iSER cell: the smoke run stays short.)
 		;;
 	profile)
 		case "${BENCH_PROFILE_TEST:-write_bw}" in

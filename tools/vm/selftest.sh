@@ -110,7 +110,10 @@ rig_case() {
 	ktap_pass "rig_$name"
 }
 
-# The guest test runner in a pair of guests: a pass, a failure, a skip, a
+# The guest test runner in a pair of guests: first one-guest tests of each
+# guest's own list, side by side (a pass in both, run as in a one-guest rig;
+# a test for another suite; a failure in b's, reported by a with its
+# reason), then a pass, a failure, a skip, a
 # test for another suite (skipped unstarted), a hang, a half stuck in the
 # kernel past its limit, a half whose peer failed, a failure whose EXIT
 # trap ended the script with 0 and a final pass must be
@@ -122,17 +125,23 @@ runner_case() {
 	local name=runner out=$runs/runner log=$runs/runner.log rc t0 t1 got want
 	read -r rc t0 t1 <"$runs/$name.status" || { rc=99 t0=0 t1=0; }
 	ktap_diag "$name: $(grep -m 1 -E '^rig: (PASS|FAIL)' "$log") ($((t1 - t0)) s)"
-	want=$(printf '%s\n' "ok 1 t_pass" "not ok 2 t_fail" \
-		"ok 3 t_skip # SKIP skipping on purpose" \
-		"ok 4 t_other_suite # SKIP covered by suites some-other-suite" "not ok 5 t_hang" \
-		"not ok 6 t_stuck" "not ok 7 t_peer_gone" "not ok 8 t_masked" "ok 9 t_after" \
-		"# totals: pass:2 fail:5 xfail:0 xpass:0 skip:2 error:0")
+	want=$(printf '%s\n' "ok 1 s_solo" \
+		"ok 2 t_other_suite # SKIP covered by suites some-other-suite" "ok 3 s_solo" \
+		"not ok 4 s_solo_fail" "ok 5 t_pass" "not ok 6 t_fail" \
+		"ok 7 t_skip # SKIP skipping on purpose" \
+		"ok 8 t_other_suite # SKIP covered by suites some-other-suite" "not ok 9 t_hang" \
+		"not ok 10 t_stuck" "not ok 11 t_peer_gone" "not ok 12 t_masked" "ok 13 t_after" \
+		"# totals: pass:4 fail:6 xfail:0 xpass:0 skip:3 error:0")
 	got=$(grep -E '^(ok|not ok|# totals)' "$out/a/script.log" 2>/dev/null)
 	if [ "$got" != "$want" ]; then
 		ktap_diag "$name: the runner reported:"
 		echo "$got" | sed 's/^/#   /'
 		ktap_diag "$name: expected:"
 		echo "$want" | sed 's/^/#   /'
+		sed 's/^/#   /' "$log"
+		ktap_fail "rig_$name"
+	elif ! grep -q '^# s_solo_fail: \[b\] failing on purpose in guest b alone' "$out/a/script.log"; then
+		ktap_diag "$name: guest b's one-guest failure was not reported with its reason"
 		sed 's/^/#   /' "$log"
 		ktap_fail "rig_$name"
 	elif ! grep -q '^# t_stuck: \[a\] timed out after 8s' "$out/a/script.log" ||

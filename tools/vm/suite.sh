@@ -24,6 +24,10 @@
 #                        limit on the slowest kernel it is placed on
 #                        (tools/placement.sh), about three times its time there
 #       --smp N          vCPUs per guest (tools/vm/run.sh --smp; default 1)
+#       --solo-a "A.sh B.sh", --solo-b "C.sh"
+#                        one-guest tests that guest a (b) runs by itself
+#                        before the pair tests, side by side with the other
+#                        guest's (selftests/lib/runner.sh; a reports them)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,6 +38,8 @@ tests=""
 pass=()
 kernels=()
 scale=""
+solo_a=""
+solo_b=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k | --kernel) pass+=(-k "${2:?}"); kernels+=("$2"); shift ;;
@@ -44,7 +50,9 @@ while [ $# -gt 0 ]; do
 	-e | --env) pass+=(-e "${2:?}"); shift ;;
 	--timeout-scale) scale=${2:?}; shift ;;
 	--smp) pass+=(--smp "${2:?}"); shift ;;
-	-h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--solo-a) solo_a=${2//,/ }; shift ;;
+	--solo-b) solo_b=${2//,/ }; shift ;;
+	-h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "suite: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -77,6 +85,13 @@ fi
 read -ra test_list <<<"$(tr '\n\t' '  ' <<<"$tests")"
 tests="${test_list[*]}"
 [ -z "$tests" ] || pass+=(-e "TESTS=$tests")
+# (Commas: the lists travel in the environment file.)
+read -ra solo_a_list <<<"$solo_a"
+read -ra solo_b_list <<<"$solo_b"
+if [ $((${#solo_a_list[@]} + ${#solo_b_list[@]})) -gt 0 ]; then
+	[[ "$suite" == *-* ]] || { echo "suite: --solo-a/--solo-b need a pair suite" >&2; exit 2; }
+	pass+=(-e "RIG_SOLO_A=$(IFS=,; echo "${solo_a_list[*]}")" -e "RIG_SOLO_B=$(IFS=,; echo "${solo_b_list[*]}")")
+fi
 # Default run folder: a new one per run (parallel runs of one suite must not
 # share it), out/vm/suites/SUITE/latest pointing at it, the 5 newest kept.
 if [ -z "$out" ]; then
@@ -99,12 +114,25 @@ fi
 # runner enforces each) plus boot and slack.
 if [ -z "$timeout" ]; then
 	default=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$repo/selftests/settings")
+	# limit_of TEST: its time limit plus 15 s.
+	limit_of() {
+		local lim
+		lim=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$repo/selftests/$1" 2>/dev/null | head -n 1)
+		echo $((${lim:-${default:-300}} + 15))
+	}
 	timeout=180
 	while read -r t; do
 		[ -n "$t" ] || continue
-		lim=$(sed -n 's/^# timeout: \([0-9]\+\)$/\1/p' "$repo/selftests/$t" 2>/dev/null | head -n 1)
-		timeout=$((timeout + ${lim:-${default:-300}} + 15))
+		timeout=$((timeout + $(limit_of "$t")))
 	done < <(make -s --no-print-directory -C "$repo/selftests" list_tests ${tests:+TESTS="$tests"})
+	# The one-guest lists run side by side: the longer one counts.
+	solo_max=0
+	for l in "${solo_a_list[*]}" "${solo_b_list[*]}"; do
+		sum=0
+		for t in $l; do sum=$((sum + $(limit_of "$t"))); done
+		[ "$sum" -gt "$solo_max" ] && solo_max=$sum
+	done
+	timeout=$((timeout + solo_max))
 fi
 
 rc=0
